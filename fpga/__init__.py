@@ -1,0 +1,1 @@
+"""FPGA flows: board tops, traffic generators/checkers, Yosys + nextpnr builds and reports."""

@@ -1,0 +1,1 @@
+"""Amaranth RTL: the VC router, routing units and network elaboration to Verilog."""

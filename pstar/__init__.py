@@ -1,0 +1,1 @@
+"""`pstar`: the command line that fronts every stage (topology, routing, simulation, RTL, FPGA)."""
