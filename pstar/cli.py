@@ -13,7 +13,7 @@ import sys
 
 from topologies.errors import ParameterError
 
-COMMANDS = ["demo", "topology", "design_space"]
+COMMANDS = ["demo", "topology", "design_space", "metrics", "hostswitch", "route", "sim", "sweep"]
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -29,3 +29,4 @@ def _er(q, p=None) -> Network:
     # ER_q is the star product with a one-vertex supernode; the port of slot k is k.
     return star_product(f"ER({q})", er.slots, complete(0), endpoints=(q + 1) // 3 if p is None else p,
                         spec=f"er:q={q}", structure=er)
+from . import zoo, lps  # noqa: F401,E402  (registers families)

@@ -1,0 +1,69 @@
+"""`pstar metrics SPEC [--fail-links STEP] [--trials N] [--plot FILE]`: structural metrics of a topology.
+
+Distances (diameter, mean, histogram; h-ASPL over endpoints), spectrum (λ, Ramanujan, μ1),
+METIS bisection, Moore efficiency; with --fail-links/--trials/--plot also the link-failure
+resilience study (median disconnection ratio, curves of the median trial, PolarStar Fig. 14).
+"""
+from __future__ import annotations
+
+import time
+import warnings
+
+from topologies import build
+from topologies.errors import ParameterError
+from topologies.metrics import metrics, plot_resilience, resilience
+
+from . import Result, table
+
+
+def add_parser(sub):
+    p = sub.add_parser("metrics", help="structural metrics: distances, spectrum, bisection, Moore efficiency, resilience")
+    p.add_argument("spec", metavar="SPEC", help="family:key=value,... e.g. lps:p=11,q=7")
+    p.add_argument("-p", type=int, default=None, help="endpoints per router (default: family's choice)")
+    p.add_argument("--fail-links", type=float, default=None, metavar="STEP",
+                   help="run the link-failure study, removing this fraction of the links per step (e.g. 0.05)")
+    p.add_argument("--trials", type=int, default=None, help="random failure orders for the study (default 100)")
+    p.add_argument("--plot", default=None, metavar="FILE", help="plot diameter/mean distance vs failed links (.png/.svg)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the failure orders")
+    p.add_argument("--bisection-seeds", type=int, default=8, help="METIS runs (best is kept)")
+    p.add_argument("--no-spectrum", action="store_true", help="skip the eigenvalues")
+    return p
+
+
+def run(args) -> Result:
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        net = build(args.spec, p=args.p)
+        data = metrics(net, bisection_seeds=args.bisection_seeds, spectral=not args.no_spectrum)
+        study = args.fail_links is not None or args.trials is not None or args.plot is not None
+        if study:
+            step = 0.05 if args.fail_links is None else args.fail_links
+            trials = 100 if args.trials is None else args.trials
+            if trials < 1:
+                raise ParameterError(f"trials={trials}: must be an integer >= 1")
+            res = resilience(net, step=step, trials=trials, seed=args.seed)
+            data["resilience"] = res.as_dict()
+            data["disconnection_ratio"] = res.median_ratio
+            if args.plot:
+                plot_resilience(res, args.plot, title=f"{net.name}: {trials} trials, median trial shown")
+                data["plot"] = args.plot
+    msgs = sorted({str(w.message) for w in caught})
+    if msgs:
+        data["warnings"] = msgs
+    data["seconds"] = round(time.perf_counter() - t0, 3)
+    rows = [(k, _fmt(v)) for k, v in data.items() if k not in ("distance_histogram", "resilience") and v is not None]
+    text = table(rows)
+    if "distance_histogram" in data:
+        text += "\ndistance histogram (ordered pairs): " + " ".join(f"{h}:{c}" for h, c in enumerate(data["distance_histogram"]) if c)
+    if "resilience" in data:
+        r = data["resilience"]
+        text += "\n\nfailed   diameter  mean distance   (median trial)\n"
+        text += "\n".join(f"{c['failed_fraction']:6.2f}   {c['diameter']!s:>8}  {c['mean_distance']:.4f}" for c in r["curve"])
+    return Result(data, text)
+
+
+def _fmt(v):
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return v

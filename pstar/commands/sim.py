@@ -1,0 +1,67 @@
+"""`pstar sim SPEC --routing R --traffic T --load X`: one load point on the cycle-accurate model."""
+from __future__ import annotations
+
+import sys
+
+from tqdm import tqdm
+
+from topologies import build
+from topologies.errors import ParameterError
+
+from . import Result, table
+
+
+def add_common(p):
+    p.add_argument("spec", metavar="SPEC", help="topology, e.g. polarstar:q=11,supernode=iq,degree=3")
+    p.add_argument("-p", type=int, default=None, help="endpoints per router")
+    p.add_argument("--routing", default="min", help="min, polarstar, polarized, valiant, ugal")
+    p.add_argument("--traffic", default="uniform",
+                   help="uniform, permutation, shuffle, reverse, adversarial, neighbor")
+    p.add_argument("--cycles", type=int, default=5000, help="measurement window (cycles)")
+    p.add_argument("--warmup", type=int, default=1000, help="warm-up cycles before measuring")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--vcs", type=int, default=None, help="VCs per port (default: max(4, what the routing needs))")
+    p.add_argument("--depth", type=int, default=None, help="flits per VC buffer (default 8)")
+    p.add_argument("--packet", type=int, default=None, help="flits per packet (default 4)")
+    p.add_argument("--alloc-iters", type=int, default=None, help="switch allocator iterations (default 1)")
+
+
+def params_from(args, net):
+    from sim.experiment import default_vcs
+    from sim.params import RouterParams
+
+    kw = {}
+    for key, attr in (("depth", "depth"), ("packet_flits", "packet"), ("alloc_iters", "alloc_iters")):
+        if getattr(args, attr) is not None:
+            kw[key] = getattr(args, attr)
+    vcs = args.vcs if args.vcs is not None else default_vcs(net, args.routing)
+    return RouterParams(vcs=vcs, **kw)
+
+
+def add_parser(sub):
+    p = sub.add_parser("sim", help="simulate one load point (cycle-accurate model)")
+    add_common(p)
+    p.add_argument("--load", type=float, required=True, help="offered load, flits/cycle/endpoint (0..1)")
+    return p
+
+
+def run(args) -> Result:
+    from sim.experiment import run_point
+    from sim.network_sim import DeadlockDetected
+
+    if not 0 <= args.load <= 1:
+        raise ParameterError(f"--load={args.load}: must be in 0..1 flits/cycle/endpoint")
+    net = build(args.spec, p=args.p)
+    params = params_from(args, net)
+    bar = tqdm(total=args.warmup + args.cycles, desc="cycles", unit="cyc", file=sys.stderr, leave=False)
+    try:
+        d = run_point(net, args.routing, args.traffic, args.load, params, args.warmup, args.cycles, seed=args.seed,
+                      progress=lambda k: bar.update(min(k, bar.total - bar.n)))
+    except DeadlockDetected as e:
+        raise ParameterError(str(e)) from None
+    finally:
+        bar.close()
+    d = {"spec": net.spec or net.name, "routers": net.num_routers, **d}
+    keys = ["routing", "traffic", "load", "offered", "accepted", "latency_mean", "latency_p99", "hops_mean",
+            "lost", "vcs", "depth", "seconds", "router_cycles_per_second"]
+    return Result(d, table([(k, d[k]) for k in keys]))

@@ -1,0 +1,399 @@
+"""The cycle-accurate network engine (docs/microarchitecture.md), compiled with Numba.
+
+State lives in flat arrays over all routers; one call advances the whole network by a range of
+cycles. Routing candidates are computed here from the same data `routing_logic` uses (the
+all-pairs distance table, or the arithmetic PolarStar next-hop table produced by
+`routing_logic`); `tests/test_sim_routing.py` checks them against `routing_logic` candidate by
+candidate. Every arbitration rule is the one the page states.
+"""
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+# routing modes
+MIN, NEXTHOP, POLARIZED, VALIANT, UGAL = 0, 1, 2, 3, 4
+
+# status codes returned by run_cycles
+OK, DEADLOCK, BAD_EJECT = 0, 1, 2
+
+
+@nb.njit(cache=True)
+def _choose(r, hops, src_r, dst_r, inter, phase, mode, R, V, B, nbr_r, dist, nexthop, credits, owner, pen, C):
+    """Best free (port, vc) among the routing candidates for a head at router r, or (-1, -1).
+
+    Candidate order and selection: minimum of occupancy + priority, ties to the lowest port
+    (VC is fixed per port by the hop-indexed policy)."""
+    # hop-indexed VC classes: class c = min(hops, C-1) owns VCs [c*k, c*k+k) (the last class also
+    # takes the V mod C leftover VCs); C = V when there are fewer VCs than classes.
+    k = V // C
+    c = hops if hops < C - 1 else C - 1
+    w0 = c * k
+    w1 = V if c == C - 1 else w0 + k
+    w = w0
+    best_p = -1
+    best_w = -1
+    best_key = 1 << 30
+    if mode == NEXTHOP:
+        p = nexthop[r, dst_r]
+        for w in range(w0, w1):
+            if owner[r, p, w] < 0:
+                key = B - credits[r, p, w]
+                if key < best_key:
+                    best_key = key
+                    best_w = w
+        return (p, best_w) if best_w >= 0 else (-1, -1)
+    if mode == POLARIZED:
+        a = dist[r, src_r]
+        b = dist[r, dst_r]
+        for p in range(R):
+            nbr = nbr_r[r, p]
+            if nbr < 0:
+                continue
+            ds = np.int64(dist[nbr, src_r]) - a
+            dt = np.int64(dist[nbr, dst_r]) - b
+            dmu = ds - dt
+            ok = dmu > 0 or (ds == 1 and dt == 1 and a < b) or (ds == -1 and dt == -1 and a >= b)
+            if not ok:
+                continue
+            for w in range(w0, w1):
+                if owner[r, p, w] >= 0:
+                    continue
+                key = (B - credits[r, p, w]) + pen[dmu + 2]
+                if key < best_key:
+                    best_key = key
+                    best_p = p
+                    best_w = w
+        return (best_p, best_w) if best_p >= 0 else (-1, -1)
+    # MIN / VALIANT / UGAL: all minimal ports toward the current target
+    tgt = dst_r
+    if mode != MIN and phase == 0 and r != inter:
+        tgt = inter
+    d0 = dist[r, tgt]
+    for p in range(R):
+        nbr = nbr_r[r, p]
+        if nbr < 0 or dist[nbr, tgt] + 1 != d0:
+            continue
+        for w in range(w0, w1):
+            if owner[r, p, w] >= 0:
+                continue
+            key = B - credits[r, p, w]
+            if key < best_key:
+                best_key = key
+                best_p = p
+                best_w = w
+    return (best_p, best_w) if best_p >= 0 else (-1, -1)
+
+
+@nb.njit(cache=True)
+def _port_queue(r, p, V, B, credits):
+    q = 0
+    for w in range(V):
+        q += B - credits[r, p, w]
+    return q
+
+
+@nb.njit(cache=True)
+def _best_min_queue(r, tgt, R, V, B, nbr_r, dist, credits):
+    d0 = dist[r, tgt]
+    best = 1 << 30
+    for p in range(R):
+        nbr = nbr_r[r, p]
+        if nbr >= 0 and dist[nbr, tgt] + 1 == d0:
+            q = _port_queue(r, p, V, B, credits)
+            if q < best:
+                best = q
+    return best
+
+
+@nb.njit(cache=True)
+def _ugal_decide(r, t, pk, pk_inter, pk_phase, samples, R, V, B, nbr_r, dist, credits):
+    """UGAL-L at source router r for destination router t (routing_logic.valiant.UGAL.inject
+    with the same samples)."""
+    if r == t:
+        pk_inter[pk] = -1
+        pk_phase[pk] = 1
+        return
+    h_min = np.int64(dist[r, t])
+    q_min = _best_min_queue(r, t, R, V, B, nbr_r, dist, credits)
+    cost_min = h_min * q_min
+    best_cost = np.int64(-1)
+    best_r = -1
+    for k in range(samples.shape[1]):
+        i = samples[pk, k]
+        if i == r:
+            h = h_min
+            qv = q_min
+        else:
+            h = np.int64(dist[r, i]) + np.int64(dist[i, t])
+            qv = _best_min_queue(r, i, R, V, B, nbr_r, dist, credits)
+        if best_r < 0 or h * qv < best_cost:
+            best_cost = h * qv
+            best_r = i
+    if cost_min <= best_cost:
+        pk_inter[pk] = -1
+        pk_phase[pk] = 1
+    else:
+        pk_inter[pk] = best_r
+        pk_phase[pk] = 0
+
+
+@nb.njit(cache=True)
+def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters,
+               nbr_r, nbr_p, dist, nexthop, pen, ep_first, ep_router,
+               # buffers and router state
+               f_pkt, f_seq, f_head, f_cnt, alloc_o, alloc_w, owner, credits, va_ptr, in_ptr, out_ptr,
+               ep_credit, ep_vc, q_head, q_tail, q_sent, router_flits,
+               # packets
+               pk_src, pk_dst, pk_ctime, pk_hops, pk_inter, pk_phase, pk_decided, pk_next, pk_eseq, pk_done,
+               samples,
+               # generation: packets created in [t0, t1), sorted by time
+               gen_time, gen_pk, n_gen,
+               # delay lines
+               a_cnt, a_r, a_p, a_v, a_pkt, a_seq, c_cnt, c_r, c_p, c_v,
+               # counters: [injected flits, ejected flits, idle cycles, last move cycle, malformed]
+               counters, eject_hist, trace, trace_len):
+    n = nbr_r.shape[0]
+    P = f_cnt.shape[1]
+    RING = a_cnt.shape[0]
+    NV = P * V
+    req_in = np.empty(NV, np.int64)
+    req_o = np.empty(NV, np.int64)
+    req_w = np.empty(NV, np.int64)
+    best_k = np.full(NV, -1, np.int64)
+    in_choice = np.empty(P, np.int64)
+    best_in = np.full(P, -1, np.int64)
+    in_done = np.zeros(P, np.bool_)
+    out_done = np.zeros(P, np.bool_)
+    out_list = np.empty(P, np.int64)
+    gi = 0
+    for t in range(t0, t1):
+        slot = t % RING
+        moved = False
+        # ---- deliveries due this cycle -------------------------------------------------------
+        for k in range(a_cnt[slot]):
+            r = a_r[slot, k]
+            p = a_p[slot, k]
+            v = a_v[slot, k]
+            pos = (f_head[r, p, v] + f_cnt[r, p, v]) % B
+            f_pkt[r, p, v, pos] = a_pkt[slot, k]
+            f_seq[r, p, v, pos] = a_seq[slot, k]
+            f_cnt[r, p, v] += 1
+            router_flits[r] += 1
+        a_cnt[slot] = 0
+        for k in range(c_cnt[slot]):
+            r = c_r[slot, k]
+            p = c_p[slot, k]
+            if p < 0:
+                ep_credit[r, c_v[slot, k]] += 1   # r is an endpoint id here
+            else:
+                credits[r, p, c_v[slot, k]] += 1
+        c_cnt[slot] = 0
+        # ---- new packets join their source queues ------------------------------------------
+        while gi < n_gen and gen_time[gi] == t:
+            pk = gen_pk[gi]
+            e = pk_src[pk]
+            if q_tail[e] >= 0:
+                pk_next[q_tail[e]] = pk
+            else:
+                q_head[e] = pk
+            q_tail[e] = pk
+            gi += 1
+        # ---- endpoints inject one flit each ------------------------------------------------
+        for e in range(ep_router.shape[0]):
+            pk = q_head[e]
+            if pk < 0:
+                continue
+            if q_sent[e] == 0:             # a new packet takes the VC with the most credits
+                best = 0
+                for v in range(1, V):
+                    if ep_credit[e, v] > ep_credit[e, best]:
+                        best = v
+                ep_vc[e] = best
+            v = ep_vc[e]
+            if ep_credit[e, v] <= 0:
+                continue
+            r = ep_router[e]
+            s2 = (t + LL) % RING
+            k = a_cnt[s2]
+            a_r[s2, k] = r
+            a_p[s2, k] = R + (e - ep_first[r])
+            a_v[s2, k] = v
+            a_pkt[s2, k] = pk
+            a_seq[s2, k] = q_sent[e]
+            a_cnt[s2] = k + 1
+            ep_credit[e, v] -= 1
+            counters[0] += 1
+            moved = True
+            q_sent[e] += 1
+            if q_sent[e] == L:
+                q_sent[e] = 0
+                q_head[e] = pk_next[pk]
+                if q_head[e] < 0:
+                    q_tail[e] = -1
+        # ---- routers ------------------------------------------------------------------------
+        for r in range(n):
+            if router_flits[r] == 0:
+                continue
+            # RC + VA, from start-of-cycle state
+            nreq = 0
+            for i in range(P):
+                for v in range(V):
+                    if f_cnt[r, i, v] == 0 or alloc_o[r, i, v] >= 0:
+                        continue
+                    pos = f_head[r, i, v]
+                    pk = f_pkt[r, i, v, pos]
+                    if f_seq[r, i, v, pos] != 0:
+                        continue               # body without head: cannot happen in the model
+                    if mode == UGAL and pk_decided[pk] == 0:
+                        _ugal_decide(r, ep_router[pk_dst[pk]], pk, pk_inter, pk_phase, samples, R, V, B, nbr_r,
+                                     dist, credits)
+                        pk_decided[pk] = 1
+                    dst_r = ep_router[pk_dst[pk]]
+                    ph = pk_phase[pk]
+                    if ph == 0 and r == pk_inter[pk]:
+                        ph = 1
+                    o = -1
+                    w = -1
+                    if ph == 1 and r == dst_r:
+                        o = R + (pk_dst[pk] - ep_first[r])
+                        for ww in range(V):
+                            if owner[r, o, ww] < 0:
+                                w = ww
+                                break
+                        if w < 0:
+                            o = -1
+                    else:
+                        o, w = _choose(r, pk_hops[pk], ep_router[pk_src[pk]], dst_r, pk_inter[pk], ph, mode,
+                                       R, V, B, nbr_r, dist, nexthop, credits, owner, pen, C)
+                    if o >= 0:
+                        req_in[nreq] = i * V + v
+                        req_o[nreq] = o
+                        req_w[nreq] = w
+                        nreq += 1
+            for k in range(nreq):          # round-robin per output VC over input VC index
+                ov = req_o[k] * V + req_w[k]
+                ptr = va_ptr[r, req_o[k], req_w[k]]
+                b = best_k[ov]
+                if b < 0 or (req_in[k] - ptr) % NV < (req_in[b] - ptr) % NV:
+                    best_k[ov] = k
+            # SA, input-first separable, from start-of-cycle allocations
+            for i in range(P):
+                in_done[i] = False
+                out_done[i] = False
+            for it in range(iters):
+                for i in range(P):
+                    in_choice[i] = -1
+                    if in_done[i]:
+                        continue
+                    ptr = in_ptr[r, i]
+                    for j in range(V):
+                        v = (ptr + j) % V
+                        o = alloc_o[r, i, v]
+                        if o < 0 or f_cnt[r, i, v] == 0 or out_done[o]:
+                            continue
+                        if o < R and credits[r, o, alloc_w[r, i, v]] <= 0:
+                            continue
+                        in_choice[i] = v
+                        break
+                n_out = 0
+                for i in range(P):             # output stage: round-robin over input ports per output
+                    v = in_choice[i]
+                    if v < 0:
+                        continue
+                    o = alloc_o[r, i, v]
+                    b = best_in[o]
+                    if b < 0:
+                        out_list[n_out] = o
+                        n_out += 1
+                        best_in[o] = i
+                    elif (i - out_ptr[r, o]) % P < (b - out_ptr[r, o]) % P:
+                        best_in[o] = i
+                for k_out in range(n_out):
+                    o = out_list[k_out]
+                    gi_in = best_in[o]
+                    best_in[o] = -1
+                    in_done[gi_in] = True
+                    out_done[o] = True
+                    i = gi_in
+                    v = in_choice[i]
+                    w = alloc_w[r, i, v]
+                    pos = f_head[r, i, v]
+                    pk = f_pkt[r, i, v, pos]
+                    seq = f_seq[r, i, v, pos]
+                    f_head[r, i, v] = (pos + 1) % B
+                    f_cnt[r, i, v] -= 1
+                    router_flits[r] -= 1
+                    moved = True
+                    # credit back upstream
+                    sc = (t + CL) % RING
+                    kc = c_cnt[sc]
+                    if i < R:
+                        c_r[sc, kc] = nbr_r[r, i]
+                        c_p[sc, kc] = nbr_p[r, i]
+                        c_v[sc, kc] = v
+                    else:
+                        c_r[sc, kc] = ep_first[r] + (i - R)
+                        c_p[sc, kc] = -1
+                        c_v[sc, kc] = v
+                    c_cnt[sc] = kc + 1
+                    if seq == 0 and o < R:
+                        pk_hops[pk] += 1
+                        if r == pk_inter[pk]:
+                            pk_phase[pk] = 1
+                    if o < R:
+                        credits[r, o, w] -= 1
+                        s2 = (t + LL) % RING
+                        ka = a_cnt[s2]
+                        a_r[s2, ka] = nbr_r[r, o]
+                        a_p[s2, ka] = nbr_p[r, o]
+                        a_v[s2, ka] = w
+                        a_pkt[s2, ka] = pk
+                        a_seq[s2, ka] = seq
+                        a_cnt[s2] = ka + 1
+                    else:
+                        e = ep_first[r] + (o - R)
+                        if e != pk_dst[pk] or seq != pk_eseq[pk]:
+                            counters[4] += 1
+                            return BAD_EJECT, t
+                        pk_eseq[pk] = seq + 1
+                        counters[1] += 1
+                        if trace_len[0] < trace.shape[0]:
+                            tl = trace_len[0]
+                            trace[tl, 0] = t + LL
+                            trace[tl, 1] = e
+                            trace[tl, 2] = pk
+                            trace[tl, 3] = seq
+                            trace_len[0] = tl + 1
+                        if seq == L - 1:
+                            pk_done[pk] = t + LL
+                            h = pk_hops[pk]
+                            if h < eject_hist.shape[0]:
+                                eject_hist[h] += 1
+                    in_ptr[r, i] = (v + 1) % V
+                    out_ptr[r, o] = (i + 1) % P
+                    if seq == L - 1:
+                        owner[r, o, w] = -1
+                        alloc_o[r, i, v] = -1
+                        alloc_w[r, i, v] = -1
+            # apply VA grants (visible from t + 1)
+            for k in range(nreq):
+                ov = req_o[k] * V + req_w[k]
+                if best_k[ov] == k:
+                    iv = req_in[k]
+                    owner[r, req_o[k], req_w[k]] = iv
+                    alloc_o[r, iv // V, iv % V] = req_o[k]
+                    alloc_w[r, iv // V, iv % V] = req_w[k]
+                    va_ptr[r, req_o[k], req_w[k]] = (iv + 1) % NV
+                    moved = True
+            for k in range(nreq):
+                best_k[req_o[k] * V + req_w[k]] = -1
+        # ---- watchdog -------------------------------------------------------------------------
+        if moved:
+            counters[2] = 0
+            counters[3] = t
+        elif counters[0] > counters[1]:
+            counters[2] += 1
+            if counters[2] >= watchdog:
+                return DEADLOCK, t
+    return OK, t1

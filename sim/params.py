@@ -1,0 +1,35 @@
+"""Router parameters and their defaults: the one place both `sim` and `hdl` read them.
+
+See docs/microarchitecture.md for what each one means cycle by cycle.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from topologies.errors import ParameterError
+
+DEFAULTS = {"alloc_iters": 1, "vcs": 4, "depth": 8, "packet_flits": 4, "link_latency": 1, "credit_latency": 1, "watchdog": 2000,
+            "payload_bits": 32}
+
+
+@dataclass(frozen=True)
+class RouterParams:
+    vcs: int = DEFAULTS["vcs"]                      # V: virtual channels per port
+    depth: int = DEFAULTS["depth"]                  # B: flits per VC buffer
+    packet_flits: int = DEFAULTS["packet_flits"]    # L: flits per packet
+    link_latency: int = DEFAULTS["link_latency"]    # cycles, SA grant -> downstream FIFO
+    credit_latency: int = DEFAULTS["credit_latency"]  # cycles, FIFO pop -> upstream credit
+    watchdog: int = DEFAULTS["watchdog"]            # idle cycles with flits in flight -> deadlock
+    payload_bits: int = DEFAULTS["payload_bits"]    # payload field of the flit
+    alloc_iters: int = DEFAULTS["alloc_iters"]      # switch-allocator iterations per cycle
+
+    def __post_init__(self):
+        limits = {"vcs": (1, 64), "depth": (1, 1 << 16), "packet_flits": (1, 256), "link_latency": (1, 64),
+                  "credit_latency": (1, 64), "watchdog": (10, 10**9), "payload_bits": (0, 4096), "alloc_iters": (1, 8)}
+        for key, (lo, hi) in limits.items():
+            v = getattr(self, key)
+            if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
+                raise ParameterError(f"{key}={v!r}: must be an integer in {lo}..{hi}")
+
+    def as_dict(self) -> dict:
+        return asdict(self)

@@ -1,0 +1,121 @@
+"""Channel dependency graphs: verdicts, named cycles, the VC counts each routing needs."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from topologies import Network, build, distance_matrix, polarstar
+from routing_logic.deadlock import (DeadlockError, channel_dependency_graph, check_deadlock, deadlock_verdict,
+                                    min_vcs)
+from routing_logic.registry import make_routing
+
+PS1064 = polarstar(11, "iq", 3)
+
+
+@pytest.fixture(scope="module")
+def bfs1064():
+    return distance_matrix(PS1064).astype(np.int64)
+
+
+def _assert_real_min_cycle(rep, net, dist):
+    """Consecutive channels chain up, and each pair is a dependency of some minimal route."""
+    cyc = rep.cycle
+    assert len(cyc) >= 2
+    for (r, p, nr, v), (r2, p2, nr2, v2) in zip(cyc, cyc[1:] + cyc[:1]):
+        assert net.neighbor(r, p)[0] == nr and r2 == nr and v == v2 == rep.vcs - 1
+        # some destination t has the path r -> nr -> nr2 on a shortest path
+        assert ((dist[r] == dist[nr] + 1) & (dist[nr] == dist[nr2] + 1)).any()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("routing", ["min", "polarstar"])
+def test_min_on_polarstar_1064_needs_three_hop_indexed_vcs(routing, bfs1064):
+    rep3 = check_deadlock(make_routing(routing, PS1064, check_deadlock=False, vcs=3))
+    assert rep3.deadlock_free and rep3.method == "cdg" and rep3.cycle == []
+    assert rep3.channels == 3 * 2 * PS1064.num_links       # every (link direction, VC) is used
+    for v in (1, 2):
+        rep = check_deadlock(make_routing(routing, PS1064, check_deadlock=False, vcs=v))
+        assert not rep.deadlock_free
+        _assert_real_min_cycle(rep, PS1064, bfs1064)
+
+
+def test_building_a_cyclic_pair_fails_naming_the_cycle():
+    net = polarstar(4, "iq", 3)
+    with pytest.raises(DeadlockError) as e:
+        make_routing("min", net, vcs=1)
+    msg = str(e.value)
+    assert "\n" not in msg and "channel dependency cycle" in msg and msg.count("vc0") >= 3
+    assert make_routing("min", net).num_vcs == 3          # default: deadlock-free by construction
+    assert make_routing("min", net, vcs=3, check_deadlock=False).num_vcs == 3
+
+
+def _contracted(routing):
+    """Channel -> channel dependencies of the module's graph (state nodes contracted)."""
+    adj, n_ch, _ = channel_dependency_graph(routing)
+    adj = adj.tocsr()
+    deps = set()
+    rows = adj.T.tocsr()
+    for node in range(n_ch, adj.shape[0]):
+        ins = rows.indices[rows.indptr[node]:rows.indptr[node + 1]]
+        outs = adj.indices[adj.indptr[node]:adj.indptr[node + 1]]
+        deps.update(itertools.product(ins[ins < n_ch].tolist(), outs[outs < n_ch].tolist()))
+    return deps
+
+
+def _brute_force_deps(net, routing):
+    """Enumerate every route explicitly (DFS over candidates) and collect consecutive channel pairs."""
+    V = routing.num_vcs
+    deps = set()
+    for s in range(net.num_routers):
+        for t in range(net.num_routers):
+            if s == t:
+                continue
+            stack = [(s, routing.inject(s, t), None)]
+            while stack:
+                c, st, prev = stack.pop()
+                for cand in routing.route(c, st):
+                    if cand.port < 0:
+                        continue
+                    ch = (int(net.offsets[c]) + cand.port) * V + cand.vc
+                    if prev is not None:
+                        deps.add((prev, ch))
+                    stack.append((net.neighbor(c, cand.port)[0], routing.advance(c, st, cand.port), ch))
+    return deps
+
+
+@pytest.mark.parametrize("name,vcs", [("min", 1), ("min", 2), ("polarized", 3), ("polarized", 9)])
+def test_graph_matches_brute_force_route_enumeration(name, vcs):
+    net = polarstar(2, "iq", 0)       # 14 routers
+    r = make_routing(name, net, check_deadlock=False, vcs=vcs)
+    assert _contracted(r) == _brute_force_deps(net, r)
+
+
+def test_ring_classic_example():
+    ring = Network.from_edges("ring8", 8, [(i, (i + 1) % 8) for i in range(8)])
+    assert not check_deadlock(make_routing("min", ring, check_deadlock=False, vcs=1)).deadlock_free
+    rep = check_deadlock(make_routing("min", ring, check_deadlock=False, vcs=4))
+    assert rep.deadlock_free
+
+
+def test_vc_counts_each_routing_needs_on_polarstar():
+    """Measured on PolarStar(q=3, Paley, d'=2): MIN 3, Valiant/UGAL 6 (= 2D), Polarized 7."""
+    net = polarstar(3, "paley", 2)
+    need = {}
+    for name in ("min", "polarstar", "valiant", "ugal", "polarized"):
+        kw = {"distances": "table"} if name in ("polarized", "valiant", "ugal") else {}
+        v, rep = min_vcs(lambda V: make_routing(name, net, check_deadlock=False, vcs=V, **kw), max_vcs=9)
+        need[name] = v
+    assert need == {"min": 3, "polarstar": 3, "valiant": 6, "ugal": 6, "polarized": 7}
+
+
+def test_verdict_by_construction_when_vcs_cover_the_longest_route():
+    net = build("slimfly:q=5")
+    r = make_routing("polarized", net, check_deadlock=False)
+    assert r.num_vcs == r.max_route_length == 5
+    rep = deadlock_verdict(r)
+    assert rep.deadlock_free and rep.method == "vc-monotone"
+    exact = deadlock_verdict(r, exact=True)
+    assert exact.deadlock_free and exact.method == "cdg" and exact.states > 0
+    assert check_deadlock(make_routing("valiant", net, check_deadlock=False, vcs=2)).deadlock_free is False

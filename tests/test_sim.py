@@ -1,0 +1,180 @@
+"""Cycle-accurate model: exact zero-load timing, conservation, determinism, minimality of the
+routes it takes, the watchdog, traffic patterns, bad parameters."""
+import numpy as np
+import pytest
+
+from routing_logic.registry import make_routing
+from sim.experiment import build_routing, run_point
+from sim.network_sim import DeadlockDetected, NetworkSim
+from sim.params import RouterParams
+from sim.traffic import make_pattern
+from topologies import Network, ParameterError, distance_matrix, polarstar
+
+ROUTINGS = ["min", "polarstar", "polarized", "valiant", "ugal"]
+
+
+@pytest.fixture(scope="module")
+def ps104():
+    return polarstar(3, "iq", 3)
+
+
+@pytest.fixture(scope="module")
+def ps26():
+    return polarstar(3, "iq", 0)
+
+
+def vcs_for(net, routing):
+    return max(4, make_routing(routing, net, check_deadlock=False, vcs=1).default_vcs())
+
+
+def check_trace(sim):
+    """Independent of the engine's own checks: every flit once, at its destination, in order."""
+    ej = sim.trace[:sim.trace_len[0]]
+    pk = sim.packets()
+    L = sim.params.packet_flits
+    assert len(ej) == sim.ejected_flits
+    keys = ej[:, 2] * L + ej[:, 3]
+    assert len(np.unique(keys)) == len(keys)                      # never twice
+    assert (pk["dst"][ej[:, 2]] == ej[:, 1]).all()                # at its destination endpoint
+    order = np.lexsort((ej[:, 0], ej[:, 2]))
+    by_pkt = ej[order]
+    same = by_pkt[1:, 2] == by_pkt[:-1, 2]
+    assert (by_pkt[1:, 3][same] == by_pkt[:-1, 3][same] + 1).all()  # in order within a packet
+    assert (by_pkt[1:, 0][same] > by_pkt[:-1, 0][same]).all()
+
+
+@pytest.mark.parametrize("hops_case", range(6))
+def test_zero_load_latency_is_exact(ps104, hops_case):
+    """One packet in an empty network: latency = 2h + L + 2 (docs/microarchitecture.md)."""
+    net = ps104
+    D = distance_matrix(net)
+    p = int(net.endpoints[0])
+    rng = np.random.default_rng(hops_case)
+    s_ep, t_ep = rng.choice(net.num_endpoints, 2, replace=False)
+    for L in (1, 4):
+        sim = NetworkSim(net, "min", RouterParams(vcs=4, packet_flits=L), load=0.0, trace=100)
+        sim.add_packets([s_ep], [t_ep], [5])
+        sim.run(100)
+        h = int(D[s_ep // p, t_ep // p])
+        pk = sim.packets()
+        assert pk["hops"][0] == h
+        assert pk["done"][0] - pk["created"][0] == 2 * h + L + 2
+
+
+@pytest.mark.parametrize("routing", ROUTINGS)
+def test_conservation_and_order(ps104, routing):
+    V = vcs_for(ps104, routing)
+    sim = NetworkSim(ps104, routing, RouterParams(vcs=V), "uniform", 0.4, seed=3, trace=10**6)
+    sim.run(3000)
+    sim.stop_injection()
+    sim.run(3000)
+    assert sim.in_flight == 0 and sim.queued_flits == 0
+    assert sim.injected_flits == sim.num_packets * 4 == sim.ejected_flits
+    check_trace(sim)
+    pk = sim.packets()
+    D = distance_matrix(ps104)
+    s, t = pk["src"] // 2, pk["dst"] // 2
+    if routing in ("min", "polarstar"):
+        assert (pk["hops"] == D[s, t]).all()                     # minimal, every packet
+    elif routing == "polarized":
+        assert (pk["hops"] >= D[s, t]).all() and pk["hops"].max() <= 4 * 3 - 3
+    else:
+        inter = sim.pk_inter[:sim.num_packets]
+        via = inter >= 0
+        assert (pk["hops"][~via] == D[s, t][~via]).all()
+        assert (pk["hops"][via] == D[s[via], inter[via]] + D[inter[via], t[via]]).all()
+        if routing == "valiant":
+            assert via.all()
+
+
+def test_deterministic(ps104):
+    def trace(seed):
+        sim = NetworkSim(ps104, "ugal", RouterParams(vcs=6), "uniform", 0.5, seed=seed, trace=10**6)
+        sim.run(1500)
+        return sim.trace[:sim.trace_len[0]].copy()
+    a, b, c = trace(7), trace(7), trace(8)
+    assert np.array_equal(a, b)
+    assert not np.array_equal(a[:1000], c[:1000])
+
+
+@pytest.mark.parametrize("routing", ROUTINGS)
+def test_long_run_at_saturation(ps26, routing):
+    """>= 10^5 cycles beyond saturation: nothing lost, duplicated or reordered, no deadlock."""
+    V = vcs_for(ps26, routing)
+    sim = NetworkSim(ps26, routing, RouterParams(vcs=V), "uniform", 1.0, seed=11, trace=0)
+    sim.run(100_000, chunk=5000)
+    sim.stop_injection()
+    while sim.in_flight or sim.queued_flits:
+        sim.run(5000, chunk=5000)
+    assert sim.injected_flits == sim.ejected_flits == sim.num_packets * 4
+    pk = sim.packets()
+    assert (pk["done"] >= 0).all() and (pk["eseq"] == 4).all()
+
+
+def test_watchdog_reports_deadlock():
+    ring = Network.from_edges("ring", 8, [(i, (i + 1) % 8) for i in range(8)], endpoints=1)
+    r = make_routing("min", ring, check_deadlock=False, vcs=1)    # 1 VC on a ring: cyclic CDG
+    sim = NetworkSim(ring, "min", RouterParams(vcs=1, depth=2, packet_flits=16, watchdog=200), "permutation",
+                     1.0, seed=1, routing_obj=r)
+    sim.pattern.fixed = (np.arange(8) + 3) % 8          # everyone sends three hops clockwise
+    sim.active = np.ones(8, dtype=bool)
+    with pytest.raises(DeadlockDetected, match="no flit moved for 200 cycles"):
+        sim.run(20_000)
+
+
+def test_traffic_patterns(ps104):
+    rng = np.random.default_rng(0)
+    net = ps104
+    E = net.num_endpoints
+    perm = make_pattern("permutation", net, rng)
+    assert sorted(perm.router_map.tolist()) == list(range(104))
+    nb = make_pattern("neighbor", net, rng)
+    A = net.adjacency().toarray() > 0
+    assert sorted(nb.router_map.tolist()) == list(range(104)) and A[np.arange(104), nb.router_map].all()
+    adv = make_pattern("adversarial", net, rng)
+    D = distance_matrix(net)
+    assert (D[np.arange(104), adv.router_map] == 3).all()
+    m = net.structure.sn.order
+    sx, tx = np.arange(104) // m, adv.router_map // m
+    assert not net.structure.er.adjacent(sx, tx).any() and (sx != tx).all()
+    assert len({(a, b) for a, b in zip(sx, tx)}) == net.structure.er.n        # one target per supernode
+    sh = make_pattern("shuffle", net, rng)
+    b = 7                                                   # 208 endpoints -> 128 used
+    src = np.arange(128)
+    exp = ((src << 1) | (src >> (b - 1))) & 127
+    exp = np.where(exp == src, -1, exp)
+    assert np.array_equal(sh.fixed[:128], exp) and (sh.fixed[128:] == -1).all()
+    rv = make_pattern("reverse", net, rng)
+    exp = np.array([int(format(x, "07b")[::-1], 2) for x in range(128)])
+    assert np.array_equal(rv.fixed[:128], np.where(exp == src, -1, exp))
+    un = make_pattern("uniform", net, rng)
+    d = un.destinations(np.zeros(10000, dtype=np.int64), rng)
+    assert d.min() >= 1 and d.max() == E - 1
+
+
+def test_polarized_beats_min_on_neighbor_permutation(ps104):
+    """Polarized paper §5: with a switch permutation onto neighbours MIN funnels each router's
+    traffic through one link; Polarized spreads it."""
+    out = {}
+    for r in ("min", "polarized"):
+        d = run_point(ps104, r, "neighbor", 0.9, RouterParams(vcs=vcs_for(ps104, r)), 500, 1500)
+        assert d["lost"] == 0
+        out[r] = d["accepted"]
+    assert out["min"] <= 0.5                      # one link, two endpoints
+    assert out["polarized"] > 1.3 * out["min"], out
+
+
+def test_bad_parameters(ps104):
+    with pytest.raises(ParameterError, match="load=1.5"):
+        NetworkSim(ps104, "min", load=1.5)
+    with pytest.raises(ParameterError, match="traffic='zigzag'"):
+        NetworkSim(ps104, "min", traffic="zigzag")
+    with pytest.raises(ParameterError, match="routing='fast'"):
+        build_routing(ps104, "fast", RouterParams())
+    with pytest.raises(ParameterError, match="vcs=1"):
+        build_routing(ps104, "min", RouterParams(vcs=1))           # CDG check: cyclic
+    with pytest.raises(ParameterError, match="vcs=0"):
+        RouterParams(vcs=0)
+    big = polarstar(11, "iq", 3)
+    with pytest.raises(ParameterError, match="needs 6 hop-indexed VCs"):
+        build_routing(big, "valiant", RouterParams(vcs=4))
