@@ -101,18 +101,42 @@ class StateArrays(NamedTuple):
 
 @dataclass(frozen=True)
 class HopVC:
-    """Hop-indexed VC policy: the packet uses VC min(hops, num_vcs - 1) on each hop."""
+    """Hop-indexed VC classes (docs/microarchitecture.md): a packet that has taken h hops may use
+    the VCs of class c = min(h, C-1), C = min(num_vcs, classes); class c owns VCs
+    c·k .. c·k+k-1 with k = num_vcs // C, and the last class also the num_vcs mod C leftovers.
+    With num_vcs >= the routing's proven route length, classes rise strictly along every route
+    and the channel dependency graph is acyclic by construction; with fewer, every class has
+    one VC (vc = min(h, num_vcs-1)) and `routing_logic.deadlock` decides."""
     num_vcs: int
+    classes: int | None = None
 
     def __post_init__(self):
         if not isinstance(self.num_vcs, (int, np.integer)) or self.num_vcs < 1:
             raise ParameterError(f"vcs={self.num_vcs!r}: must be an integer >= 1")
 
+    @property
+    def num_classes(self) -> int:
+        return int(min(self.num_vcs, self.classes or self.num_vcs))
+
+    def vc_range(self, hops):
+        """(first, last + 1) VC of the class of a packet that has taken `hops` hops."""
+        C = self.num_classes
+        k = self.num_vcs // C
+        c = np.minimum(hops, C - 1)
+        lo = c * k
+        hi = np.where(c == C - 1, self.num_vcs, lo + k)
+        return lo, hi
+
     def vc(self, hops):
-        return np.minimum(hops, self.num_vcs - 1)
+        """First VC of the class (the only one when num_vcs <= classes)."""
+        return self.vc_range(hops)[0]
 
     def describe(self) -> str:
-        return f"hop-indexed, vc = min(hops, {self.num_vcs - 1})"
+        C = self.num_classes
+        k = self.num_vcs // C
+        if k == 1 and C == self.num_vcs:
+            return f"hop-indexed, vc = min(hops, {self.num_vcs - 1})"
+        return f"hop-indexed classes: {C} classes of {k} VCs (last class {self.num_vcs - k * (C - 1)})"
 
 
 def select(candidates, occupancy: Callable[[int, int], int]) -> Candidate:
@@ -138,7 +162,7 @@ class Routing:
     def __init__(self, net: Network, vcs: int | None = None):
         self.net = net
         self.n = net.num_routers
-        self.vc_policy = HopVC(self.default_vcs() if vcs is None else vcs)
+        self.vc_policy = HopVC(self.default_vcs() if vcs is None else vcs, classes=self.default_vcs())
         self._peer_router, self._peer_port = net.peer_table()
 
     # ---- VCs --------------------------------------------------------------------------------
@@ -167,7 +191,15 @@ class Routing:
         self.check_router(state.dst, "dst")
         if state.inter != NO_ROUTER:
             self.check_router(state.inter, "inter")
-        return self._route(int(c), state)
+        return self._expand_vcs(self._route(int(c), state), state.hops)
+
+    def _expand_vcs(self, cands, hops) -> tuple[Candidate, ...]:
+        """Each network candidate on every VC of the packet's class (the routings name the first)."""
+        lo, hi = (int(v) for v in self.vc_policy.vc_range(hops))
+        if hi - lo == 1:
+            return tuple(cands)
+        return tuple(Candidate(c.port, w, c.priority) if c.port != EJECT else c
+                     for c in cands for w in ((lo + i for i in range(hi - lo)) if c.port != EJECT else (0,)))
 
     def _route(self, c: int, state: RouteState) -> tuple[Candidate, ...]:
         raise NotImplementedError
@@ -188,8 +220,13 @@ class Routing:
         c = np.asarray(c, dtype=np.int64).ravel()
         states = _broadcast(states, len(c))
         idx, port, prio = self._batch(c, states)
-        vc = np.where(port == EJECT, 0, self.vc_policy.vc(states.hops[idx]))
-        order = np.lexsort((port, idx))
+        lo, hi = self.vc_policy.vc_range(states.hops[idx])
+        width = np.where(port == EJECT, 1, hi - lo)
+        rep = np.repeat(np.arange(len(idx)), width)
+        offset = np.arange(len(rep)) - np.repeat(np.cumsum(width) - width, width)
+        idx, port, prio = idx[rep], port[rep], prio[rep]
+        vc = np.where(port == EJECT, 0, lo[rep] + offset)
+        order = np.lexsort((vc, port, idx))
         return idx[order], port[order], vc[order], prio[order]
 
     def _batch(self, c: np.ndarray, states: StateArrays):

@@ -56,7 +56,7 @@ class NetworkSim:
         if self.routing.num_vcs > V:
             raise ParameterError(f"vcs={V}: routing {routing} needs at least {self.routing.num_vcs} VCs on this network")
         self.mode = MODES[routing]
-        self.vc_classes = min(V, max(1, int(self.routing.default_vcs())))
+        self.vc_classes = self.routing.vc_policy.num_classes     # routing_logic owns the VC policy
         n = net.num_routers
         R = int(net.ports.max())
         self.R = R

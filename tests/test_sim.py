@@ -178,3 +178,32 @@ def test_bad_parameters(ps104):
     big = polarstar(11, "iq", 3)
     with pytest.raises(ParameterError, match="needs 6 hop-indexed VCs"):
         build_routing(big, "valiant", RouterParams(vcs=4))
+
+
+@pytest.mark.parametrize("routing,V", [("min", 4), ("min", 12), ("polarstar", 7), ("polarized", 9), ("valiant", 6)])
+def test_engine_choice_equals_routing_logic(ps104, routing, V):
+    """The engine's VA choice is routing_logic's candidates + `select` (occupancy + priority,
+    lowest port, lowest VC), over random credit and busy-VC states."""
+    from routing_logic.base import RouteState, select
+    from sim import engine
+
+    sim = NetworkSim(ps104, routing, RouterParams(vcs=V, depth=8), load=0.0)
+    r = sim.routing
+    rng = np.random.default_rng(5)
+    n, B = ps104.num_routers, 8
+    checked = 0
+    for _ in range(400):
+        c, s, t, i = (int(v) for v in rng.integers(n, size=4))
+        hops = int(rng.integers(0, 3))
+        if c == t:
+            continue
+        inter, phase = (i, 0) if routing == "valiant" and c != i else (-1, 1)
+        credits = rng.integers(0, B + 1, size=sim.credits.shape)
+        owner = np.where(rng.random(sim.owner.shape) < 0.3, 1, -1)
+        got = engine._choose(c, hops, s, t, inter, phase, sim.mode, sim.R, V, B, sim.nbr_r, sim.dist, sim.nexthop,
+                             credits, owner, sim.pen, sim.vc_classes)
+        cands = [cd for cd in r.route(c, RouteState(s, t, hops, inter, phase)) if owner[c, cd.port, cd.vc] < 0]
+        exp = select(cands, lambda p, w: B - credits[c, p, w]) if cands else None
+        assert got == ((exp.port, exp.vc) if exp else (-1, -1)), (c, s, t, hops)
+        checked += 1
+    assert checked > 300
