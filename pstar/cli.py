@@ -13,7 +13,7 @@ import sys
 
 from topologies.errors import ParameterError
 
-COMMANDS = ["demo", "topology", "design_space", "metrics", "hostswitch", "route", "sim", "sweep"]
+COMMANDS = ["demo", "topology", "design_space", "metrics", "hostswitch", "route", "sim", "sweep", "verilog"]
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -44,11 +44,15 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("pstar: interrupted", file=sys.stderr)
         return 130
-    if args.json:
-        json.dump(result.data, sys.stdout, separators=(",", ":"))
-        sys.stdout.write("\n")
-    else:
-        print(result.text)
+    try:
+        if args.json:
+            json.dump(result.data, sys.stdout, separators=(",", ":"))
+            sys.stdout.write("\n")
+        else:
+            print(result.text)
+        sys.stdout.flush()
+    except BrokenPipeError:         # e.g. `pstar ... --json | head`
+        sys.stdout = None
     return 0
 
 
