@@ -1,0 +1,94 @@
+"""Round-robin arbiter: the one arbitration primitive of the router (docs/microarchitecture.md).
+
+`N` requesters and a pointer `ptr` (initially 0). The grant goes to the first requester at index
+`ptr, ptr+1, ...` (cyclic). The pointer moves only when the user says so: on `commit` it becomes
+`commit_index + 1 (mod N)`. VC allocation and the switch allocator's output stage commit every
+grant (`commit = valid`, `commit_index = index`); the switch allocator's input stage commits only
+when the chosen VC actually sent a flit. `RoundRobinPick` is the combinational part alone, for the
+extra iterations of the switch allocator, which reuse the pointer of the first.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+
+def _check_n(n):
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise TypeError(f"n={n!r}: the number of requesters must be a positive integer")
+
+
+def one_hot_index(m: Module, onehot, n: int):
+    """Index of the set bit of an `n`-bit one-hot value (0 when none), as an OR of indices."""
+    width = max(1, (n - 1).bit_length())
+    terms = [Mux(onehot[i], i, 0) for i in range(1, n)]
+    idx = Signal(width)
+    acc = 0
+    for t in terms:
+        acc = acc | t
+    m.d.comb += idx.eq(acc)
+    return idx
+
+
+class RoundRobinPick(wiring.Component):
+    """Combinational round-robin choice: first set bit of `requests` at or after `ptr` (cyclic)."""
+
+    def __init__(self, n: int):
+        _check_n(n)
+        self.n = n
+        super().__init__({
+            "requests": In(n),
+            "ptr": In(range(n)),
+            "grant": Out(n),          # one-hot
+            "index": Out(range(n)),
+            "valid": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        n = self.n
+        if n == 1:
+            m.d.comb += [self.grant.eq(self.requests), self.valid.eq(self.requests), self.index.eq(0)]
+            return m
+        at_or_after = Signal(n)
+        m.d.comb += at_or_after.eq(Cat(*[self.ptr <= i for i in range(n)]))
+        high = Signal(n)
+        m.d.comb += high.eq(self.requests & at_or_after)
+        sel = Signal(n)
+        m.d.comb += sel.eq(Mux(high.any(), high, self.requests))
+        m.d.comb += self.grant.eq(sel & (~sel + 1)[:n])          # lowest set bit
+        m.d.comb += self.valid.eq(self.requests.any())
+        m.d.comb += self.index.eq(one_hot_index(m, self.grant, n))
+        return m
+
+
+class RoundRobinArbiter(wiring.Component):
+    """`RoundRobinPick` plus its pointer register; `ptr` is exported for extra pick stages."""
+
+    def __init__(self, n: int):
+        _check_n(n)
+        self.n = n
+        super().__init__({
+            "requests": In(n),
+            "grant": Out(n),
+            "index": Out(range(n)),
+            "valid": Out(1),
+            "commit": In(1),
+            "commit_index": In(range(n)),
+            "ptr": Out(range(n)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        n = self.n
+        m.submodules.pick = pick = RoundRobinPick(n)
+        m.d.comb += [pick.requests.eq(self.requests), pick.ptr.eq(self.ptr),
+                     self.grant.eq(pick.grant), self.index.eq(pick.index), self.valid.eq(pick.valid)]
+        if n > 1:
+            with m.If(self.commit):
+                m.d.sync += self.ptr.eq(Mux(self.commit_index == n - 1, 0, self.commit_index + 1))
+        return m
+
+
+__all__ = ["RoundRobinArbiter", "RoundRobinPick", "one_hot_index"]

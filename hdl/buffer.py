@@ -1,0 +1,74 @@
+"""Input buffer of one router port: `V` virtual channels, each a FIFO of `B` entries.
+
+One memory of V·B entries (VC v owns entries v·B .. v·B+B-1), one write per cycle (the link
+delivers at most one flit per cycle per port), the front entry of every VC readable at once
+(combinationally, for route selection and switch allocation), and at most one pop per cycle
+(the switch allocator sends at most one flit per input port). A write to a full VC cannot happen
+under credit flow control; if it does, the entry is discarded and `overflow` pulses.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+
+class VCBuffer(wiring.Component):
+    def __init__(self, vcs: int, depth: int, width: int):
+        for name, v in (("vcs", vcs), ("depth", depth), ("width", width)):
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"{name}={v!r}: must be a positive integer")
+        self.vcs, self.depth, self.width = vcs, depth, width
+        super().__init__({
+            "w_valid": In(1),
+            "w_vc": In(range(vcs)) if vcs > 1 else In(1),
+            "w_data": In(width),
+            "pop": In(1),
+            "pop_vc": In(range(vcs)) if vcs > 1 else In(1),
+            "front": Out(width).array(vcs),
+            "count": Out(range(depth + 1)).array(vcs),
+            "overflow": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        V, B = self.vcs, self.depth
+        m.submodules.mem = mem = Memory(shape=self.width, depth=V * B, init=[])
+        wp = mem.write_port()
+        head = [Signal(range(B), name=f"head{v}") for v in range(V)]
+        tail = [Signal(range(B), name=f"tail{v}") for v in range(V)]
+        wvc = self.w_vc if V > 1 else 0
+        pvc = self.pop_vc if V > 1 else 0
+        for v in range(V):
+            rp = mem.read_port(domain="comb")
+            m.d.comb += [rp.addr.eq(v * B + head[v]), self.front[v].eq(rp.data)]
+            write = self.w_valid & (wvc == v) & (self.count[v] < B)
+            pop = self.pop & (pvc == v) & (self.count[v] > 0)
+            with m.If(write):
+                m.d.sync += tail[v].eq(Mux(tail[v] == B - 1, 0, tail[v] + 1))
+            with m.If(pop):
+                m.d.sync += head[v].eq(Mux(head[v] == B - 1, 0, head[v] + 1))
+            with m.If(write & ~pop):
+                m.d.sync += self.count[v].eq(self.count[v] + 1)
+            with m.Elif(pop & ~write):
+                m.d.sync += self.count[v].eq(self.count[v] - 1)
+        tails = [t for t in tail]
+        tail_sel = Signal(range(B))
+        for v in range(V):
+            with m.If(wvc == v):
+                m.d.comb += tail_sel.eq(tails[v])
+        full = Signal()
+        for v in range(V):
+            with m.If(wvc == v):
+                m.d.comb += full.eq(self.count[v] == B)
+        m.d.comb += [
+            wp.addr.eq(wvc * B + tail_sel),
+            wp.data.eq(self.w_data),
+            wp.en.eq(self.w_valid & ~full),
+            self.overflow.eq(self.w_valid & full),
+        ]
+        return m
+
+
+__all__ = ["VCBuffer"]

@@ -1,0 +1,162 @@
+"""GF(q) arithmetic and small constant helpers as Amaranth expressions (for the routing units).
+
+Elements are the integers 0..q-1 of `topologies.field` (galois' integer representation: for
+q = p^k the base-p digits are the polynomial coefficients). Prime q: addition and multiplication
+modulo q in logic (conditional subtraction; the product reduced by a restoring chain), inversion
+by a q-entry table. Prime powers: multiplication through q-entry log/antilog tables, addition
+digit-wise modulo p (XOR for p = 2). `div_const` divides by a constant with one multiplication
+(checked exhaustively over the value range), which is how router ids split into (x, a).
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+
+from topologies.field import field
+
+
+def bits(n: int) -> int:
+    """Bits to hold 0..n-1 (at least 1)."""
+    return max(1, (max(int(n), 1) - 1).bit_length())
+
+
+def rom(values, index, width: int | None = None):
+    """Constant table lookup `values[index]` (a mux; out-of-range entries read 0)."""
+    values = [int(v) for v in values]
+    if width is None:
+        width = max(1, max(values + [0]).bit_length())
+    if len(values) == 1:
+        return Const(values[0], width)
+    return Array([Const(v, width) for v in values])[index]
+
+
+def div_const(value, d: int, vmax: int):
+    """(value // d, value % d) for 0 <= value <= vmax, with one constant multiplication."""
+    if not isinstance(d, int) or d < 1:
+        raise ValueError(f"d={d!r}: divisor must be a positive integer")
+    qbits = bits(vmax // d + 1)
+    rbits = bits(d)
+    if d == 1:
+        return value, Const(0, 1)
+    if d & (d - 1) == 0:
+        s = d.bit_length() - 1
+        return value[s:], value[:s]
+    n = max(1, int(vmax).bit_length())
+    s = n + (d - 1).bit_length()
+    mult = -(-(1 << s) // d)
+    if vmax < (1 << 20):                      # verify exactly (Granlund-Montgomery bound otherwise)
+        for v in range(vmax + 1):
+            assert (v * mult) >> s == v // d
+    quot = ((value * mult) >> s)[:qbits]
+    rem = (value - quot * d)[:rbits]
+    return quot, rem
+
+
+class GF:
+    """Expression builder for GF(q) on `width`-bit element signals, inside Module `m`."""
+
+    def __init__(self, m: Module, q: int):
+        self.m = m
+        self.F = F = field(q)
+        self.q = q
+        self.p = F.characteristic
+        self.k = F.degree
+        self.width = bits(q)
+        self.prime = self.k == 1
+
+    def const(self, v: int):
+        return Const(int(v), self.width)
+
+    def _sig(self, expr, name=None):
+        s = Signal(self.width, name=name)
+        self.m.d.comb += s.eq(expr)
+        return s
+
+    # ---- digits (odd prime powers only) ---------------------------------------------------
+    def _digit_bits(self):
+        return bits(self.p)
+
+    def _to_digits(self, a):
+        dw = self._digit_bits()
+        table = []
+        for v in range(self.q):
+            packed = 0
+            for i in range(self.k):
+                packed |= ((v // self.p ** i) % self.p) << (i * dw)
+            table.append(packed)
+        return rom(table, a, dw * self.k)
+
+    def _from_digits(self, packed):
+        dw = self._digit_bits()
+        total = 0
+        for i in range(self.k):
+            total = total + packed[i * dw:(i + 1) * dw] * (self.p ** i)
+        return total[:self.width]
+
+    # ---- arithmetic -------------------------------------------------------------------------
+    def add(self, a, b):
+        q, w = self.q, self.width
+        if self.prime:
+            s = a + b
+            return self._sig(Mux(s >= q, s - q, s)[:w])
+        if self.p == 2:
+            return self._sig(a ^ b)
+        dw = self._digit_bits()
+        da, db = self._to_digits(a), self._to_digits(b)
+        out = []
+        for i in range(self.k):
+            s = da[i * dw:(i + 1) * dw] + db[i * dw:(i + 1) * dw]
+            out.append(Mux(s >= self.p, s - self.p, s)[:dw])
+        return self._sig(self._from_digits(Cat(*out)))
+
+    def neg(self, a):
+        if self.prime:
+            return self._sig(Mux(a == 0, 0, (self.q - a))[:self.width])
+        if self.p == 2:
+            return a
+        return self._sig(rom([int(x) for x in self.F.neg], a, self.width))
+
+    def sub(self, a, b):
+        return self.add(a, self.neg(b))
+
+    def mul(self, a, b):
+        q, w = self.q, self.width
+        if self.prime:
+            prod = Signal(2 * w)
+            self.m.d.comb += prod.eq(a * b)
+            cur = prod
+            top = (q - 1) * (q - 1)
+            k = 0
+            while (q << (k + 1)) <= top:
+                k += 1
+            for sh in range(k, -1, -1):          # restoring reduction: subtract q·2^sh when it fits
+                nxt = Signal(2 * w)
+                self.m.d.comb += nxt.eq(Mux(cur >= (q << sh), cur - (q << sh), cur)[:2 * w])
+                cur = nxt
+            return self._sig(cur[:w])
+        F = self.F
+        lw = bits(q - 1)
+        la = rom([int(x) for x in F.log], a, lw)
+        lb = rom([int(x) for x in F.log], b, lw)
+        s = la + lb
+        e = Mux(s >= q - 1, s - (q - 1), s)[:lw]
+        r = rom([int(x) for x in F.antilog], e, w)
+        return self._sig(Mux((a == 0) | (b == 0), 0, r))
+
+    def inv(self, a):
+        return self._sig(rom([int(x) for x in self.F.inv], a, self.width))
+
+    def dot(self, x, y):
+        return self.add(self.add(self.mul(x[0], y[0]), self.mul(x[1], y[1])), self.mul(x[2], y[2]))
+
+    def cross(self, x, y):
+        def det(i, j):
+            return self.sub(self.mul(x[i], y[j]), self.mul(x[j], y[i]))
+        return [det(1, 2), det(2, 0), det(0, 1)]
+
+    def normalize(self, v):
+        lead = self._sig(Mux(v[0] != 0, v[0], Mux(v[1] != 0, v[1], v[2])))
+        s = self.inv(lead)
+        return [self.mul(c, s) for c in v]
+
+
+__all__ = ["GF", "bits", "div_const", "rom"]

@@ -1,0 +1,347 @@
+"""A whole `Network` as one top module: routers wired by the netlist, endpoints as streams.
+
+`NetworkTop(net, routing, params)` (an Amaranth component, for use inside Amaranth designs):
+
+  inject[e]  In   endpoint e's flits into its router's local input port (credit flow control)
+  eject[e]   Out  flits delivered to endpoint e (the sink always accepts)
+  credit[e]  Out  credits of endpoint e's local input VCs, returned by the router
+  load       In   (table routing) {router, addr, data}: writes one row of one router's table
+  dropped    Out  malformed flits dropped, summed over the routers
+
+Endpoint e of router r is `first[r] + k` (k-th local port, `R + k`), as in `sim`. Interface
+timing: a flit or credit presented in cycle t is consumed at the edge ending t; with link /
+credit latency L > 1 the eject and credit outputs pass L - 1 extra registers, so a flit sent to
+endpoint e in cycle t arrives there at t + link_latency exactly as in the model.
+
+One router module serves every router when `shared=True` (the default): the router's id is an
+input tied to a constant at each instance, table units get their rows through `load`, and the
+top is only wiring, so the Verilog holds one copy of the router logic however large the
+network. `shared=False` elaborates one `Router` per router with its id and table contents as
+constants (one module per router, for area studies).
+
+`network_verilog(...)` writes a network as Verilog: the top (`top_verilog`, written as text
+since it is only wiring and Amaranth cannot number the port bits of a top with thousands of
+endpoints) plus the router module(s) from Amaranth. `packed=True` gathers the endpoint streams
+into a few wide buses (co-simulation).
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from amaranth.hdl import Cat, ClockSignal, Const, Instance, Module, ResetSignal, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from routing_logic.registry import make_routing
+from sim.flit import bits_for, flit_layout
+from sim.params import RouterParams
+from topologies.errors import ParameterError
+from topologies.network import Network
+
+from .router import Router, credit_signature, flit_signature, vc_classes_for
+from .routing_units import UNITS, make_unit
+from .verilog_out import ports_of, to_verilog
+
+ROUTER_MODULE = "pstar_router"
+
+
+def build_routing(net: Network, routing: str, params: RouterParams):
+    """The routing_logic object the model uses for (net, routing, V) (deadlock-checked)."""
+    if routing not in UNITS:
+        raise ParameterError(f"routing={routing!r}: the RTL has units for {', '.join(UNITS)}")
+    kw = {"vcs": params.vcs}
+    if routing == "polarized":
+        kw["buffer_depth"] = params.depth
+    return make_routing(routing, net, **kw)
+
+
+class NetworkTop(wiring.Component):
+    def __init__(self, net: Network, routing: str = "polarstar", params: RouterParams = RouterParams(),
+                 routing_obj=None, shared: bool = True, module_name: str = ROUTER_MODULE):
+        if not isinstance(net, Network):
+            raise TypeError(f"net={net!r}: must be a topologies.network.Network")
+        if not isinstance(params, RouterParams):
+            raise TypeError(f"params={params!r}: must be a sim.params.RouterParams")
+        if net.num_endpoints < 1:
+            raise ParameterError("p: the network has no endpoints")
+        self.net, self.params, self.routing_name, self.shared = net, params, routing, bool(shared)
+        self.routing = routing_obj if routing_obj is not None else build_routing(net, routing, params)
+        self.module_name = module_name
+        n = net.num_routers
+        self.R = int(net.ports.max())
+        self.p = int(net.endpoints.max())
+        self.E = net.num_endpoints
+        self.ep_first = np.concatenate([[0], np.cumsum(net.endpoints.astype(np.int64))])
+        self.layout = flit_layout(n, self.p, params)
+        self.C = vc_classes_for(self.routing, params.vcs)
+        self.unit_factory = functools.partial(make_unit, routing, net, routing=self._unit_routing())
+        # the prototype (its ports name the Instance connections; shared mode emits it once)
+        self.proto = self.make_router(None)
+        self.proto._MustUse__silence = True         # elaborated only when written out (shared mode)
+        self.proto.unit._MustUse__silence = True
+        self.loadable = self.proto.unit.loadable
+        members = {
+            "inject": In(flit_signature(self.layout)).array(self.E),
+            "eject": Out(flit_signature(self.layout)).array(self.E),
+            "credit": Out(credit_signature(params.vcs)).array(self.E),
+            "dropped": Out(32),
+        }
+        if self.loadable:
+            lay = self.proto.unit.load_layout
+            members["load"] = In(stream.Signature(data.StructLayout({
+                "router": bits_for(n), "addr": lay["addr"].shape, "data": lay["data"].shape}), always_ready=True))
+        super().__init__(members)
+
+    def _unit_routing(self):
+        return None if self.routing_name == "polarstar" else self.routing
+
+    def make_router(self, router_id):
+        unit = self.unit_factory
+        if router_id is not None and self.routing_name != "polarstar":
+            unit = functools.partial(make_unit, self.routing_name, self.net, router=router_id,
+                                     routing=self._unit_routing())
+        return Router(self.R, self.p, self.params, self.layout, unit, self.net.num_routers, self.C, router_id)
+
+    def table_rows(self, r: int) -> list[int]:
+        """Rows of router r's routing table (what `load` must write), for loadable units."""
+        return self.proto.unit.table_rows(r)
+
+    def elaborate(self, platform):
+        m = Module()
+        net, prm = self.net, self.params
+        n, R, p, V = net.num_routers, self.R, self.p, prm.vcs
+        P = R + p
+        peer_r, peer_p = net.peer_table()
+        ports = ports_of(self.proto)
+        sig = {}                                                   # (r, port name) -> Signal
+        for r in range(n):
+            for name, (proto_sig, _) in ports.items():
+                if name in ("clk", "rst"):
+                    continue
+                sig[r, name] = Signal(len(proto_sig), name=f"r{r}__{name}")
+
+        def delay(valid, payload, stages, name):
+            for k in range(stages):
+                v2, d2 = Signal(name=f"{name}_v{k}"), Signal(len(payload), name=f"{name}_d{k}")
+                m.d.sync += [v2.eq(valid), d2.eq(payload)]
+                valid, payload = v2, d2
+            return valid, payload
+
+        for r in range(n):
+            base = int(net.offsets[r])
+            nports = int(net.ports[r])
+            for k in range(R):
+                g = base + k
+                if k < nports and peer_r[g] >= 0:
+                    r2, k2 = int(peer_r[g]), int(peer_p[g])
+                    m.d.comb += [
+                        sig[r, f"flit_in__{k}__valid"].eq(sig[r2, f"flit_out__{k2}__valid"]),
+                        sig[r, f"flit_in__{k}__payload"].eq(sig[r2, f"flit_out__{k2}__payload"]),
+                        sig[r, f"credit_in__{k}__valid"].eq(sig[r2, f"credit_out__{k2}__valid"]),
+                        sig[r, f"credit_in__{k}__payload"].eq(sig[r2, f"credit_out__{k2}__payload"]),
+                    ]
+            for k in range(p):
+                port = R + k
+                if k < int(net.endpoints[r]):
+                    e = int(self.ep_first[r]) + k
+                    m.d.comb += [sig[r, f"flit_in__{port}__valid"].eq(self.inject[e].valid),
+                                 sig[r, f"flit_in__{port}__payload"].eq(self.inject[e].payload)]
+                    ev, ed = delay(sig[r, f"flit_out__{port}__valid"], sig[r, f"flit_out__{port}__payload"],
+                                   prm.link_latency - 1, f"ej{e}")
+                    cv, cd = delay(sig[r, f"credit_out__{port}__valid"], sig[r, f"credit_out__{port}__payload"],
+                                   prm.credit_latency - 1, f"cr{e}")
+                    m.d.comb += [self.eject[e].valid.eq(ev), self.eject[e].payload.eq(ed),
+                                 self.credit[e].valid.eq(cv), self.credit[e].payload.eq(cd)]
+            if self.loadable:
+                m.d.comb += [sig[r, "load__valid"].eq(self.load.valid & (self.load.payload.router == r)),
+                             sig[r, "load__payload"].eq(Cat(self.load.payload.addr, self.load.payload.data))]
+
+        drops = []
+        for r in range(n):
+            if self.shared:
+                kw = {"i_clk": ClockSignal(), "i_rst": ResetSignal()}
+                for name, (proto_sig, direction) in ports.items():
+                    if name in ("clk", "rst"):
+                        continue
+                    if name == "id":
+                        kw["i_id"] = Const(r, len(proto_sig))
+                        continue
+                    prefix = "i_" if direction.value == "input" else "o_"
+                    kw[prefix + name] = sig[r, name]
+                m.submodules[f"router{r}"] = Instance(self.module_name, **kw)
+            else:
+                rt = self.make_router(r)
+                m.submodules[f"router{r}"] = rt
+                for name, (port_sig, direction) in ports_of(rt).items():
+                    if name in ("clk", "rst"):
+                        continue
+                    if direction.value == "input":
+                        m.d.comb += port_sig.eq(sig[r, name])
+                    else:
+                        m.d.comb += sig[r, name].eq(port_sig)
+            drops.append(sig[r, "dropped"])
+        level = 0
+        while len(drops) > 1:                                      # balanced adder tree
+            nxt = []
+            for k in range(0, len(drops) - 1, 2):
+                s_ = Signal(32, name=f"drop_sum_{level}_{k}")
+                m.d.comb += s_.eq(drops[k] + drops[k + 1])
+                nxt.append(s_)
+            if len(drops) % 2:
+                nxt.append(drops[-1])
+            drops, level = nxt, level + 1
+        m.d.comb += self.dropped.eq(drops[0])
+        return m
+
+
+def plan(net: Network, routing: str = "polarstar", params: RouterParams = RouterParams(), **kw) -> NetworkTop:
+    """A `NetworkTop` used for its configuration (layout, ports, VC classes, routing) only."""
+    top = NetworkTop(net, routing, params, **kw)
+    top._MustUse__silence = True
+    return top
+
+
+def _vrange(width: int) -> str:
+    return f"[{width - 1}:0] " if width > 1 else ""
+
+
+def top_verilog(top: NetworkTop, name: str = "pstar_network", packed: bool = False, module_of=None) -> str:
+    """The top module of `top` as Verilog text: only wiring, so it is written directly.
+
+    (Amaranth numbers the bits of all top-level ports of a design with 16 bits, so a top with
+    thousands of endpoint streams, e.g. the 1,064-router PS-IQ, cannot go through
+    `amaranth.back.verilog`.) Ports as `NetworkTop`'s, named as Amaranth names them
+    (`inject__{e}__payload`, ...); `packed=True` gathers them into buses instead (`inject_valid`,
+    `inject_data`, `eject_valid`, `eject_data`, `credit_valid`, `credit_vc`, `load_valid`,
+    `load_data`), endpoint e at slice e. `module_of(r)` names router r's module.
+    """
+    net, prm = top.net, top.params
+    n, R, p, E = net.num_routers, top.R, top.p, top.E
+    W = top.layout.size
+    vb = bits_for(prm.vcs)
+    module_of = module_of or (lambda r: top.module_name)
+    ports = {k: v for k, v in ports_of(top.proto).items() if k not in ("clk", "rst")}
+    peer_r, peer_p = net.peer_table()
+    L = []
+    decl = ["input clk", "input rst"]
+    if packed:
+        decl += [f"input [{E - 1}:0] inject_valid", f"input [{E * W - 1}:0] inject_data",
+                 f"output [{E - 1}:0] eject_valid", f"output [{E * W - 1}:0] eject_data",
+                 f"output [{E - 1}:0] credit_valid", f"output [{E * vb - 1}:0] credit_vc"]
+    else:
+        for e in range(E):
+            decl += [f"input inject__{e}__valid", f"input {_vrange(W)}inject__{e}__payload",
+                     f"output eject__{e}__valid", f"output {_vrange(W)}eject__{e}__payload",
+                     f"output credit__{e}__valid", f"output {_vrange(vb)}credit__{e}__payload"]
+    lb = 0
+    if top.loadable:
+        lb = len(top.load.payload.as_value())
+        decl += ["input load_valid", f"input [{lb - 1}:0] load_data"] if packed else \
+            ["input load__valid", f"input [{lb - 1}:0] load__payload"]
+    decl.append("output [31:0] dropped")
+    names = [d.split()[-1] for d in decl]
+    L.append(f"module {name}({', '.join(names)});")
+    L += [f"  {d};" for d in decl]
+
+    def inj(e, what):
+        if packed:
+            return f"inject_valid[{e}]" if what == "valid" else f"inject_data[{(e + 1) * W - 1}:{e * W}]"
+        return f"inject__{e}__{what}"
+
+    def ej(kind, e, what):
+        if packed:
+            if kind == "eject":
+                return f"eject_valid[{e}]" if what == "valid" else f"eject_data[{(e + 1) * W - 1}:{e * W}]"
+            return f"credit_valid[{e}]" if what == "valid" else f"credit_vc[{(e + 1) * vb - 1}:{e * vb}]"
+        return f"{kind}__{e}__{what}"
+
+    for r in range(n):
+        for pname, (sig, direction) in ports.items():
+            if pname == "id":
+                continue
+            L.append(f"  wire {_vrange(len(sig))}r{r}__{pname};")
+    idb = bits_for(n)
+    rb = bits_for(n)
+    for r in range(n):
+        base, nports = int(net.offsets[r]), int(net.ports[r])
+        for k in range(R):
+            g = base + k
+            if k < nports and peer_r[g] >= 0:
+                r2, k2 = int(peer_r[g]), int(peer_p[g])
+                for a, b in (("flit_in", "flit_out"), ("credit_in", "credit_out")):
+                    for f in ("valid", "payload"):
+                        L.append(f"  assign r{r}__{a}__{k}__{f} = r{r2}__{b}__{k2}__{f};")
+            else:
+                for a in ("flit_in", "credit_in"):
+                    L.append(f"  assign r{r}__{a}__{k}__valid = 1'b0;")
+                    L.append(f"  assign r{r}__{a}__{k}__payload = 0;")
+        for k in range(p):
+            port = R + k
+            if k < int(net.endpoints[r]):
+                e = int(top.ep_first[r]) + k
+                L.append(f"  assign r{r}__flit_in__{port}__valid = {inj(e, 'valid')};")
+                L.append(f"  assign r{r}__flit_in__{port}__payload = {inj(e, 'payload')};")
+                for kind, src, stages, width in (("eject", "flit_out", prm.link_latency - 1, W),
+                                                 ("credit", "credit_out", prm.credit_latency - 1, vb)):
+                    v, d = f"r{r}__{src}__{port}__valid", f"r{r}__{src}__{port}__payload"
+                    for st in range(stages):
+                        nv, nd = f"{kind}{e}_v{st}", f"{kind}{e}_d{st}"
+                        L.append(f"  reg {nv} = 1'b0;")
+                        L.append(f"  reg {_vrange(width)}{nd} = 0;")
+                        L.append(f"  always @(posedge clk) begin if (rst) {nv} <= 1'b0; else {nv} <= {v}; {nd} <= {d}; end")
+                        v, d = nv, nd
+                    L.append(f"  assign {ej(kind, e, 'valid')} = {v};")
+                    L.append(f"  assign {ej(kind, e, 'payload')} = {d};")
+            else:
+                L.append(f"  assign r{r}__flit_in__{port}__valid = 1'b0;")
+                L.append(f"  assign r{r}__flit_in__{port}__payload = 0;")
+        if top.loadable:
+            lv, ld = ("load_valid", "load_data") if packed else ("load__valid", "load__payload")
+            L.append(f"  assign r{r}__load__valid = {lv} && ({ld}[{rb - 1}:0] == {rb}'d{r});")
+            L.append(f"  assign r{r}__load__payload = {ld}[{lb - 1}:{rb}];")
+    for r in range(n):
+        conns = [".clk(clk)", ".rst(rst)"]
+        for pname, (sig, direction) in ports.items():
+            if pname == "id":
+                conns.append(f".id({idb}'d{r})")
+            else:
+                conns.append(f".{pname}(r{r}__{pname})")
+        L.append(f"  {module_of(r)} router{r} ({', '.join(conns)});")
+    terms = [f"r{r}__dropped" for r in range(n)]
+    level = 0
+    while len(terms) > 1:                                          # balanced adder tree
+        nxt = []
+        for k in range(0, len(terms) - 1, 2):
+            w = f"drop_sum_{level}_{k}"
+            L.append(f"  wire [31:0] {w} = {terms[k]} + {terms[k + 1]};")
+            nxt.append(w)
+        if len(terms) % 2:
+            nxt.append(terms[-1])
+        terms, level = nxt, level + 1
+    L.append(f"  assign dropped = {terms[0]};")
+    L.append("endmodule")
+    return "\n".join(L) + "\n"
+
+
+def network_verilog(net: Network, routing: str = "polarstar", params: RouterParams = RouterParams(),
+                    shared: bool = True, packed: bool = False, name: str = "pstar_network",
+                    routing_obj=None) -> tuple[str, NetworkTop]:
+    """Verilog of the whole network: the top (`top_verilog`) and the router module(s).
+
+    shared=True: one module `pstar_router` for every router (id tied at each instance, table
+    rows through `load`). shared=False: module `pstar_router_{r}` per router, with its id and
+    table contents as constants (one elaboration per router: for area studies of small networks).
+    """
+    top = plan(net, routing, params, routing_obj=routing_obj, shared=shared)
+    if shared:
+        text = top_verilog(top, name, packed)
+        return text + "\n" + to_verilog(top.proto, top.module_name), top
+    text = top_verilog(top, name, packed, module_of=lambda r: f"{top.module_name}_{r}")
+    parts = [text]
+    for r in range(net.num_routers):
+        parts.append(to_verilog(top.make_router(r), f"{top.module_name}_{r}"))
+    return "\n".join(parts), top
+
+
+__all__ = ["NetworkTop", "plan", "top_verilog", "network_verilog", "build_routing", "ROUTER_MODULE"]

@@ -1,0 +1,451 @@
+"""The input-queued VC router of docs/microarchitecture.md, cycle for cycle with `sim.engine`.
+
+Ports 0..R-1 are network ports, R..R+p-1 the local ports of the p endpoints. Per port and cycle:
+
+  flit_in[i]    In   valid + flit (`sim.flit.flit_layout`, its `vc` field names the input VC)
+  flit_out[o]   Out  valid + flit (vc = the output VC, hops + 1 on a head leaving on a network port)
+  credit_in[o]  In   valid + vc, network ports only (the endpoint sink never back-pressures)
+  credit_out[i] Out  valid + vc: one buffer entry of input VC vc was freed this cycle
+  dropped       Out  malformed flits dropped so far
+  id            In   the router's own id (absent when `router_id` is given: a constant)
+
+Timing (the contract's "one cycle"): every output is a function of registers only (no path from
+an input to an output, so routers wire to each other without combinational loops); a flit or a
+credit presented in cycle t is stored at the clock edge that ends t, i.e. visible from t + 1.
+That is link_latency = credit_latency = 1; larger latencies add L - 1 input registers.
+
+Route computation happens when a flit arrives (one routing-unit lane per input port) and is
+stored with the flit, so a head that reaches the front of its VC in cycle t can request in t.
+Stages of cycle t, all from start-of-cycle registers: VA (per input VC the best free candidate
+(port, VC of the hop class), minimum of occupancy + priority, ties to the lowest port then VC;
+per output VC a round-robin arbiter over input VCs i·V + v; grants take effect at t + 1), SA
+(input-first separable, `alloc_iters` iterations, round-robin arbiters with the contract's
+pointer rules), traversal (crossbar, credit decrement, tail releases the output VC) and credit
+return. Malformed flits (a head whose destination is not a router / endpoint, a body or tail at
+an input VC that holds no output VC) are popped in a cycle in which their input port sends
+nothing, their credit returned, and counted on `dropped`.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from sim.flit import HOPS_BITS, bits_for
+from sim.params import RouterParams
+
+from .arbiter import RoundRobinArbiter, RoundRobinPick, one_hot_index
+from .buffer import VCBuffer
+from .routing_units import RoutingUnit
+
+FLIT_FIELDS = ("head", "tail", "vc", "src", "src_ep", "dst", "dst_ep", "hops", "inter", "phase", "seq",
+               "packet", "payload")
+
+
+def vc_classes_for(routing, vcs: int) -> int:
+    """C of the contract: the routing's default VC count (its proven route length), capped at V."""
+    return min(int(vcs), max(1, int(routing.default_vcs())))
+
+
+def class_of_vc(w: int, vcs: int, classes: int) -> int:
+    """The class owning VC w: class c owns [c·k, c·k+k), k = V // C; the last class the rest."""
+    k = vcs // classes
+    return min(w // k, classes - 1)
+
+
+def credit_signature(vcs: int) -> stream.Signature:
+    return stream.Signature(bits_for(vcs), always_ready=True)
+
+
+def flit_signature(layout) -> stream.Signature:
+    return stream.Signature(layout, always_ready=True)
+
+
+def _pos_int(name, v, lo=1):
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise TypeError(f"{name}={v!r}: must be an integer")
+    if v < lo:
+        raise ValueError(f"{name}={v!r}: must be >= {lo}")
+
+
+class Router(wiring.Component):
+    """One router; see the module docstring for ports and timing.
+
+    ports: R network ports; endpoints: p local ports; params: RouterParams (V, B, alloc_iters,
+    latencies); layout: the flit StructLayout (`sim.flit.flit_layout`); unit: a callable
+    `unit(lanes) -> RoutingUnit`; num_routers: N (destinations >= N are malformed);
+    vc_classes: C (`vc_classes_for`); router_id: a constant id, or None for an `id` input.
+    """
+
+    def __init__(self, ports: int, endpoints: int, params: RouterParams, layout: data.StructLayout,
+                 unit: Callable[[int], RoutingUnit], num_routers: int, vc_classes: int,
+                 router_id: int | None = None):
+        _pos_int("ports", ports)
+        _pos_int("endpoints", endpoints)
+        _pos_int("num_routers", num_routers)
+        if not isinstance(params, RouterParams):
+            raise TypeError(f"params={params!r}: must be a sim.params.RouterParams")
+        if not isinstance(layout, data.StructLayout) or any(f not in dict(layout) for f in FLIT_FIELDS):
+            raise TypeError(f"layout={layout!r}: must be sim.flit.flit_layout(...)")
+        _pos_int("vc_classes", vc_classes)
+        if vc_classes > params.vcs:
+            raise ValueError(f"vc_classes={vc_classes}: more classes than VCs ({params.vcs})")
+        if router_id is not None and not (isinstance(router_id, int) and 0 <= router_id < num_routers):
+            raise ValueError(f"router_id={router_id!r}: must be None or a router id in 0..{num_routers - 1}")
+        if not callable(unit):
+            raise TypeError(f"unit={unit!r}: must be a callable lanes -> RoutingUnit")
+        self.R, self.p = ports, endpoints
+        self.P = ports + endpoints
+        self.params = params
+        self.layout = layout
+        self.num_routers = num_routers
+        self.C = vc_classes
+        self.router_id = router_id
+        self.unit = unit(self.P)
+        if not isinstance(self.unit, RoutingUnit):
+            raise TypeError(f"unit: returned {self.unit!r}, not a RoutingUnit")
+        if self.unit.ports != ports:
+            raise ValueError(f"unit: has {self.unit.ports} ports, the router {ports}")
+        self.id_bits = bits_for(num_routers)
+        V = params.vcs
+        members = {
+            "flit_in": In(flit_signature(layout)).array(self.P),
+            "flit_out": Out(flit_signature(layout)).array(self.P),
+            "credit_in": In(credit_signature(V)).array(ports),
+            "credit_out": Out(credit_signature(V)).array(self.P),
+            "dropped": Out(32),
+        }
+        if router_id is None:
+            members["id"] = In(self.id_bits)
+        if self.unit.loadable:
+            members["load"] = In(stream.Signature(self.unit.load_layout, always_ready=True))
+        super().__init__(members)
+
+    # ---------------------------------------------------------------------------------------
+    def elaborate(self, platform):
+        m = Module()
+        R, p, P = self.R, self.p, self.P
+        prm = self.params
+        V, B, C = prm.vcs, prm.depth, self.C
+        NV = P * V
+        N = self.num_routers
+        unit = self.unit
+        pb = unit.prio_bits
+        my_id = Const(self.router_id, self.id_bits) if self.router_id is not None else self.id
+        m.submodules.unit = unit
+        m.d.comb += unit.router.eq(my_id)
+        if unit.loadable:
+            wiring.connect(m, wiring.flipped(self.load), unit.load)
+
+        entry_fields = {"flit": self.layout, "mask": R, "eject": 1, "bad": 1}
+        if pb:
+            entry_fields["prio"] = data.ArrayLayout(pb, R)
+        entry = data.StructLayout(entry_fields)
+
+        # ---- link inputs (latency - 1 registers) -----------------------------------------
+        def delayed(valid, payload, shape, stages, name):
+            for k in range(stages):
+                v2 = Signal(name=f"{name}_v{k}")
+                d2 = Signal(shape, name=f"{name}_d{k}")
+                m.d.sync += [v2.eq(valid), d2.eq(payload)]
+                valid, payload = v2, d2
+            return valid, payload
+
+        fin = [delayed(self.flit_in[i].valid, self.flit_in[i].payload, self.layout, prm.link_latency - 1,
+                       f"fin{i}") for i in range(P)]
+        cin = [delayed(self.credit_in[o].valid, self.credit_in[o].payload, bits_for(V), prm.credit_latency - 1,
+                       f"cin{o}") for o in range(R)]
+
+        # ---- route computation at arrival, input buffers ----------------------------------
+        bufs = []
+        fronts = []          # fronts[i][v]: entry View
+        counts = []
+        overflow = []
+        for i in range(P):
+            valid, fl = fin[i]
+            fl = data.View(self.layout, fl) if not isinstance(fl, data.View) else fl
+            q = unit.query[i]
+            m.d.comb += [q.src.eq(fl.src), q.dst.eq(fl.dst), q.hops.eq(fl.hops), q.inter.eq(fl.inter),
+                         q.phase.eq(fl.phase)]
+            ent = Signal(entry, name=f"arrive{i}")
+            here = fl.dst == my_id
+            bad = fl.head & ((fl.dst >= N) | (here & (fl.dst_ep >= p)))
+            m.d.comb += [ent.flit.eq(fl), ent.mask.eq(unit.answer[i].mask), ent.eject.eq(here), ent.bad.eq(bad)]
+            if pb:
+                m.d.comb += ent.prio.eq(unit.answer[i].prio)
+            buf = VCBuffer(V, B, entry.size)
+            m.submodules[f"buf{i}"] = buf
+            m.d.comb += [buf.w_valid.eq(valid), buf.w_data.eq(ent.as_value())]
+            if V > 1:
+                m.d.comb += buf.w_vc.eq(fl.vc)
+            bufs.append(buf)
+            fronts.append([data.View(entry, buf.front[v]) for v in range(V)])
+            counts.append([buf.count[v] for v in range(V)])
+            overflow.append(buf.overflow)
+
+        # ---- state ------------------------------------------------------------------------
+        ob = bits_for(P)
+        wb = bits_for(V)
+        alloc_valid = [[Signal(name=f"alloc_valid_{i}_{v}") for v in range(V)] for i in range(P)]
+        alloc_o = [[Signal(ob, name=f"alloc_o_{i}_{v}") for v in range(V)] for i in range(P)]
+        alloc_w = [[Signal(wb, name=f"alloc_w_{i}_{v}") for v in range(V)] for i in range(P)]
+        busy = [[Signal(name=f"busy_{o}_{w}") for w in range(V)] for o in range(P)]
+        credits = [[Signal(range(B + 1), init=B, name=f"credits_{o}_{w}") for w in range(V)] for o in range(R)]
+
+        # ---- RC/VA: each input VC picks its best free candidate ---------------------------
+        kb = max(1, (B + (1 << pb) - 1).bit_length())           # key = occupancy + priority
+        occ = [[Signal(range(B + 1), name=f"occ_{o}_{w}") for w in range(V)] for o in range(R)]
+        for o in range(R):
+            for w in range(V):
+                m.d.comb += occ[o][w].eq(B - credits[o][w])
+        cls_of = [class_of_vc(w, V, C) for w in range(V)]
+
+        def argmin(leaves, name):
+            """leaves: (valid, key, o, w) in (port, vc) order; ties go to the earlier leaf."""
+            level = 0
+            while len(leaves) > 1:
+                nxt = []
+                for k in range(0, len(leaves), 2):
+                    if k + 1 == len(leaves):
+                        nxt.append(leaves[k])
+                        continue
+                    (va, ka, oa, wa), (vb, kb_, o_b, w_b) = leaves[k], leaves[k + 1]
+                    take_a = va & (~vb | (ka <= kb_))
+                    nv = Signal(name=f"{name}_l{level}_{k}v")
+                    nk = Signal(kb, name=f"{name}_l{level}_{k}k")
+                    no = Signal(ob, name=f"{name}_l{level}_{k}o")
+                    nw = Signal(wb, name=f"{name}_l{level}_{k}w")
+                    m.d.comb += [nv.eq(va | vb), nk.eq(Mux(take_a, ka, kb_)), no.eq(Mux(take_a, oa, o_b)),
+                                 nw.eq(Mux(take_a, wa, w_b))]
+                    nxt.append((nv, nk, no, nw))
+                leaves = nxt
+                level += 1
+            return leaves[0]
+
+        req_valid = [None] * NV
+        req_o = [None] * NV
+        req_w = [None] * NV
+        local_free = [Cat(*[~busy[R + e][w] for w in range(V)]) for e in range(p)]
+        for i in range(P):
+            for v in range(V):
+                iv = i * V + v
+                fr = fronts[i][v]
+                fl = fr.flit
+                wants = Signal(name=f"wants_{i}_{v}")
+                m.d.comb += wants.eq((counts[i][v] > 0) & ~alloc_valid[i][v] & fl.head & ~fr.bad)
+                hops = fl.hops
+                cls = Signal(range(C), name=f"cls_{i}_{v}")
+                m.d.comb += cls.eq(Mux(hops >= C - 1, C - 1, hops))
+                leaves = []
+                for o in range(R):
+                    for w in range(V):
+                        ok = fr.mask[o] & ~busy[o][w] & (cls == cls_of[w])
+                        key = occ[o][w] + (fr.prio[o] if pb else 0)
+                        leaves.append((ok, key, Const(o, ob), Const(w, wb)))
+                nv, _, no, nw = argmin(leaves, f"va_{i}_{v}")
+                # ejection: the lowest free VC of local port R + dst_ep
+                free = Signal(V, name=f"lfree_{i}_{v}")
+                if p > 1:
+                    m.d.comb += free.eq(Array(local_free)[fl.dst_ep])
+                else:
+                    m.d.comb += free.eq(local_free[0])
+                low = Signal(V, name=f"llow_{i}_{v}")
+                m.d.comb += low.eq(free & (~free + 1)[:V])
+                lw = one_hot_index(m, low, V)
+                rv = Signal(name=f"req_v_{i}_{v}")
+                ro = Signal(ob, name=f"req_o_{i}_{v}")
+                rw = Signal(wb, name=f"req_w_{i}_{v}")
+                m.d.comb += [
+                    rv.eq(wants & Mux(fr.eject, free.any(), nv)),
+                    ro.eq(Mux(fr.eject, R + fl.dst_ep, no)),
+                    rw.eq(Mux(fr.eject, lw, nw)),
+                ]
+                req_valid[iv], req_o[iv], req_w[iv] = rv, ro, rw
+
+        # requests decoded to output VCs; one round-robin arbiter per output VC over NV input VCs
+        req_onehot = []
+        for iv in range(NV):
+            s = Signal(NV, name=f"req_oh_{iv}")
+            m.d.comb += s.eq(Mux(req_valid[iv], Const(1, NV) << (req_o[iv] * V + req_w[iv]), 0))
+            req_onehot.append(s)
+        va_grant = [[] for _ in range(NV)]          # va_grant[iv][ov]: arbiter ov grants input VC iv
+        va_set = [[None] * V for _ in range(P)]
+        for o in range(P):
+            for w in range(V):
+                ov = o * V + w
+                arb = RoundRobinArbiter(NV)
+                m.submodules[f"va_arb_{o}_{w}"] = arb
+                m.d.comb += [arb.requests.eq(Cat(*[req_onehot[iv][ov] for iv in range(NV)])),
+                             arb.commit.eq(arb.valid), arb.commit_index.eq(arb.index)]
+                va_set[o][w] = arb.valid
+                for iv in range(NV):
+                    va_grant[iv].append(arb.grant[iv])
+
+        # ---- SA: input-first separable, alloc_iters iterations ----------------------------
+        has_credit = Signal(P * V)
+        m.d.comb += has_credit.eq(Cat(*([credits[o][w] != 0 for o in range(R) for w in range(V)]
+                                        + [Const(1, 1)] * (p * V))))
+        elig = [[Signal(name=f"elig_{i}_{v}") for v in range(V)] for i in range(P)]
+        for i in range(P):
+            for v in range(V):
+                m.d.comb += elig[i][v].eq(alloc_valid[i][v] & (counts[i][v] > 0)
+                                          & has_credit.bit_select(alloc_o[i][v] * V + alloc_w[i][v], 1))
+        in_arb = []
+        out_arb = []
+        for i in range(P):
+            a = RoundRobinArbiter(V)
+            m.submodules[f"sa_in_{i}"] = a
+            in_arb.append(a)
+        for o in range(P):
+            a = RoundRobinArbiter(P)
+            m.submodules[f"sa_out_{o}"] = a
+            out_arb.append(a)
+
+        in_done = Const(0, P)
+        out_done = Const(0, P)
+        sent = [Const(0, 1)] * P
+        sent_v = [Const(0, wb)] * P
+        out_valid = [Const(0, 1)] * P
+        out_src = [Const(0, ob)] * P
+        for it in range(prm.alloc_iters):
+            choice_v, choice_ok, choice_o = [], [], []
+            for i in range(P):
+                reqs = Signal(V, name=f"sa{it}_inreq_{i}")
+                m.d.comb += reqs.eq(Cat(*[elig[i][v] & ~in_done[i] & ~out_done.bit_select(alloc_o[i][v], 1)
+                                          for v in range(V)]))
+                if it == 0:
+                    pick = in_arb[i]
+                else:
+                    pick = RoundRobinPick(V)
+                    m.submodules[f"sa{it}_inpick_{i}"] = pick
+                    m.d.comb += pick.ptr.eq(in_arb[i].ptr)
+                m.d.comb += pick.requests.eq(reqs)
+                co = Signal(ob, name=f"sa{it}_in_o_{i}")
+                m.d.comb += co.eq(Array(alloc_o[i])[pick.index] if V > 1 else alloc_o[i][0])
+                choice_v.append(pick.index if V > 1 else Const(0, wb))
+                choice_ok.append(pick.valid)
+                choice_o.append(co)
+            granted = [Const(0, 1)] * P
+            new_out = []
+            for o in range(P):
+                reqs = Signal(P, name=f"sa{it}_outreq_{o}")
+                m.d.comb += reqs.eq(Cat(*[choice_ok[i] & (choice_o[i] == o) for i in range(P)]))
+                if it == 0:
+                    pick = out_arb[o]
+                else:
+                    pick = RoundRobinPick(P)
+                    m.submodules[f"sa{it}_outpick_{o}"] = pick
+                    m.d.comb += pick.ptr.eq(out_arb[o].ptr)
+                m.d.comb += pick.requests.eq(reqs)
+                for i in range(P):
+                    granted[i] = granted[i] | pick.grant[i]
+                ov_ = Signal(name=f"sa{it}_out_valid_{o}")
+                os_ = Signal(ob, name=f"sa{it}_out_src_{o}")
+                m.d.comb += [ov_.eq(out_valid[o] | pick.valid), os_.eq(Mux(pick.valid, pick.index, out_src[o]))]
+                new_out.append((ov_, os_, pick.valid))
+            for i in range(P):
+                s_ = Signal(name=f"sa{it}_sent_{i}")
+                sv = Signal(wb, name=f"sa{it}_sent_v_{i}")
+                m.d.comb += [s_.eq(sent[i] | granted[i]), sv.eq(Mux(granted[i], choice_v[i], sent_v[i]))]
+                sent[i], sent_v[i] = s_, sv
+            in_done_n = Signal(P, name=f"sa{it}_in_done")
+            out_done_n = Signal(P, name=f"sa{it}_out_done")
+            m.d.comb += [in_done_n.eq(in_done | Cat(*granted)), out_done_n.eq(out_done | Cat(*[x[2] for x in new_out]))]
+            in_done, out_done = in_done_n, out_done_n
+            out_valid = [x[0] for x in new_out]
+            out_src = [x[1] for x in new_out]
+        for i in range(P):
+            m.d.comb += [in_arb[i].commit.eq(sent[i]), in_arb[i].commit_index.eq(sent_v[i])]
+        for o in range(P):
+            m.d.comb += [out_arb[o].commit.eq(out_valid[o]), out_arb[o].commit_index.eq(out_src[o])]
+
+        # ---- traversal ----------------------------------------------------------------------
+        sel_flit, sel_o, sel_w = [], [], []
+        for i in range(P):
+            sf = Signal(self.layout, name=f"sel_flit_{i}")
+            so = Signal(ob, name=f"sel_o_{i}")
+            sw = Signal(wb, name=f"sel_w_{i}")
+            if V > 1:
+                m.d.comb += [sf.eq(Array([fronts[i][v].flit.as_value() for v in range(V)])[sent_v[i]]),
+                             so.eq(Array(alloc_o[i])[sent_v[i]]), sw.eq(Array(alloc_w[i])[sent_v[i]])]
+            else:
+                m.d.comb += [sf.eq(fronts[i][0].flit), so.eq(alloc_o[i][0]), sw.eq(alloc_w[i][0])]
+            sel_flit.append(sf)
+            sel_o.append(so)
+            sel_w.append(sw)
+        out_w = []
+        out_tail = []
+        for o in range(P):
+            src = out_src[o]
+            fl = Signal(self.layout, name=f"xbar_{o}")
+            ow = Signal(wb, name=f"out_w_{o}")
+            m.d.comb += [fl.eq(Array([x.as_value() for x in sel_flit])[src]), ow.eq(Array(sel_w)[src])]
+            out = self.flit_out[o].payload
+            m.d.comb += [out.eq(fl), out.vc.eq(ow), self.flit_out[o].valid.eq(out_valid[o])]
+            if o < R:
+                hmax = (1 << HOPS_BITS) - 1
+                with m.If(fl.head):
+                    m.d.comb += out.hops.eq(Mux(fl.hops == hmax, hmax, fl.hops + 1))
+                    with m.If(fl.inter == my_id):
+                        m.d.comb += out.phase.eq(1)
+            out_w.append(ow)
+            out_tail.append(out_valid[o] & fl.tail)
+
+        # credits of network outputs
+        for o in range(R):
+            cv, cvc = cin[o]
+            for w in range(V):
+                dec = out_valid[o] & (out_w[o] == w)
+                inc = cv & (cvc == w)
+                with m.If(dec & ~inc):
+                    m.d.sync += credits[o][w].eq(credits[o][w] - 1)
+                with m.Elif(inc & ~dec):
+                    m.d.sync += credits[o][w].eq(credits[o][w] + 1)
+
+        # ---- malformed flits: dropped when the port sends nothing ----------------------------
+        drop = []
+        drop_v = []
+        for i in range(P):
+            mal = Signal(V, name=f"malformed_{i}")
+            m.d.comb += mal.eq(Cat(*[(counts[i][v] > 0) & Mux(fronts[i][v].flit.head, fronts[i][v].bad,
+                                                                 ~alloc_valid[i][v]) for v in range(V)]))
+            low = Signal(V, name=f"mal_low_{i}")
+            m.d.comb += low.eq(mal & (~mal + 1)[:V])
+            d = Signal(name=f"drop_{i}")
+            m.d.comb += d.eq(~sent[i] & mal.any())
+            drop.append(d)
+            drop_v.append(one_hot_index(m, low, V) if V > 1 else Const(0, wb))
+
+        # ---- pops, credit return, state updates --------------------------------------------
+        for i in range(P):
+            buf = bufs[i]
+            pv = Signal(wb, name=f"pop_vc_{i}")
+            m.d.comb += pv.eq(Mux(sent[i], sent_v[i], drop_v[i]))
+            m.d.comb += [buf.pop.eq(sent[i] | drop[i]),
+                         self.credit_out[i].valid.eq(sent[i] | drop[i]), self.credit_out[i].payload.eq(pv)]
+            if V > 1:
+                m.d.comb += buf.pop_vc.eq(pv)
+            for v in range(V):
+                iv = i * V + v
+                g = Signal(name=f"va_granted_{i}_{v}")
+                m.d.comb += g.eq(req_valid[iv] & Cat(*va_grant[iv]).bit_select(req_o[iv] * V + req_w[iv], 1))
+                with m.If(g):
+                    m.d.sync += [alloc_valid[i][v].eq(1), alloc_o[i][v].eq(req_o[iv]), alloc_w[i][v].eq(req_w[iv])]
+                with m.If(sent[i] & (sent_v[i] == v) & sel_flit[i].tail):
+                    m.d.sync += alloc_valid[i][v].eq(0)
+        for o in range(P):
+            for w in range(V):
+                rel = out_tail[o] & (out_w[o] == w)
+                with m.If(va_set[o][w]):
+                    m.d.sync += busy[o][w].eq(1)
+                with m.Elif(rel):
+                    m.d.sync += busy[o][w].eq(0)
+
+        n_drop = sum(drop) + sum(overflow)
+        m.d.sync += self.dropped.eq(self.dropped + n_drop)
+        return m
+
+
+__all__ = ["Router", "vc_classes_for", "class_of_vc", "credit_signature", "flit_signature", "FLIT_FIELDS"]

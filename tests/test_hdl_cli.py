@@ -1,0 +1,30 @@
+"""`pstar verilog`: writes a network's Verilog (one router module, or one per router), and
+refuses bad input with one line and exit status 2."""
+import json
+
+from pstar.cli import main
+
+SMALL = "polarstar:q=2,supernode=complete,degree=0"      # 7 routers
+
+
+def test_verilog_writes_network(tmp_path, capsys):
+    out = tmp_path / "net.v"
+    assert main(["verilog", SMALL, "--out", str(out), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    text = out.read_text()
+    assert data["routers"] == 7 and data["router_modules"] == 1 and data["bytes"] == len(text)
+    assert text.count("pstar_router router") == 7              # one module, seven instances
+    assert "module pstar_network(" in text and "module pstar_router(" in text
+    for r in range(7):
+        assert f".id(3'd{r})" in text
+
+
+def test_verilog_errors_are_one_line(tmp_path, capsys):
+    out = str(tmp_path / "x.v")
+    for argv in (["verilog", "er:q=3", "--out", out],                       # arithmetic unit needs PolarStar
+                 ["verilog", SMALL, "--routing", "valiant", "--out", out],
+                 ["verilog", SMALL, "--routing", "min", "-V", "1", "--out", out],  # not deadlock-free
+                 ["verilog", "polarstar:q=6", "--out", out]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("pstar verilog: error:") and "\n" not in err, err

@@ -1,0 +1,186 @@
+"""Routing units (hdl/routing_units.py) against routing_logic, in the Amaranth simulator.
+
+Every (router, destination) pair of PolarStar q=3 IQ d'=0 (26 routers), IQ d'=3 (104) and Paley
+d'=2 (65); the sources vary with the pair for the units that do not read the source, and a sweep
+over every source on sampled pairs shows that their answer indeed does not depend on it.
+Polarized (which reads the source) is checked on every (router, source, destination) triple of
+the 26- and 65-router networks and of 8 routers of the 104-router one. The reference is always
+`Routing.route()` of routing_logic: the candidate ports, and for Polarized their priorities.
+"""
+import numpy as np
+import pytest
+from amaranth.sim import Simulator
+
+from hdl.routing_units import (PolarizedTableUnit, PolarStarUnit, TableMinimalUnit, make_unit, min_table_rows,
+                               query_layout)
+from routing_logic.base import EJECT, RouteState
+from routing_logic.polarized import Polarized
+from routing_logic.polarstar import PolarStarMinimal
+from routing_logic.table import MinimalTable
+from topologies import ParameterError, polarstar
+
+NETS = {"ps26": ("iq", 0), "ps104": ("iq", 3), "paley65": ("paley", 2)}
+
+
+@pytest.fixture(scope="module", params=list(NETS))
+def net(request):
+    sn, d = NETS[request.param]
+    return polarstar(3, sn, d)
+
+
+def run_queries(dut, queries):
+    """queries: iterable of (router, src, dst, hops). Returns [(mask, [prio per port])]."""
+    lay = query_layout(dut.num_routers)
+    off = {k: f.offset for k, f in lay}
+    out = []
+    alay = dut.answer_layout
+    mask_w = alay["mask"].width
+    prio = alay._fields.get("prio") if hasattr(alay, "_fields") else None
+    pb = dut.prio_bits
+
+    async def tb(ctx):
+        qv = dut.query[0].as_value()
+        av = dut.answer[0].as_value()
+        last_r = None
+        for r, s, t, h in queries:
+            if r != last_r:
+                ctx.set(dut.router, r)
+                last_r = r
+            ctx.set(qv, (s << off["src"]) | (t << off["dst"]) | (h << off["hops"]) | (1 << off["phase"]))
+            a = ctx.get(av)
+            mask = a & ((1 << mask_w) - 1)
+            pr = [(a >> (mask_w + p * pb)) & ((1 << pb) - 1) for p in range(mask_w)] if pb else []
+            out.append((mask, pr))
+
+    sim = Simulator(dut)
+    sim.add_testbench(tb)
+    sim.run()
+    return out
+
+
+def want_of(routing, c, s, t, hops=0):
+    """(mask, {port: priority}) from routing_logic; mask 0 at the destination (EJECT)."""
+    cands = routing.route(c, RouteState(s, t, hops))
+    if cands[0].port == EJECT:
+        assert len(cands) == 1
+        return 0, {}
+    mask = 0
+    prio = {}
+    for cand in cands:
+        mask |= 1 << cand.port
+        prio[cand.port] = cand.priority
+    return mask, prio
+
+
+def pairs_with_sources(n, seed=0):
+    rng = np.random.default_rng(seed)
+    return [(c, int(rng.integers(n)), t, int(rng.integers(4))) for c in range(n) for t in range(n)]
+
+
+def test_polarstar_unit_every_pair(net):
+    routing = PolarStarMinimal(net)
+    n = net.num_routers
+    queries = pairs_with_sources(n)
+    got = run_queries(PolarStarUnit(net), queries)
+    bad = [(q, g[0], want_of(routing, q[0], q[1], q[2])[0]) for q, g in zip(queries, got)
+           if g[0] != want_of(routing, q[0], q[1], q[2])[0]]
+    assert not bad, f"{len(bad)} of {len(queries)} (router, src, dst) differ, first: {bad[:3]}"
+
+
+def test_polarstar_unit_ignores_source(net):
+    routing = PolarStarMinimal(net)
+    n = net.num_routers
+    rng = np.random.default_rng(1)
+    pairs = [(int(rng.integers(n)), int(rng.integers(n))) for _ in range(4)]
+    queries = [(c, s, t, 0) for c, t in pairs for s in range(n)]
+    got = run_queries(PolarStarUnit(net), queries)
+    for q, g in zip(queries, got):
+        assert g[0] == want_of(routing, q[0], q[1], q[2])[0], q
+
+
+def test_table_minimal_unit_every_pair(net):
+    routing = MinimalTable(net)
+    n = net.num_routers
+    bad = []
+    for c in range(n):
+        queries = [(c, (c * 7 + t * 3) % n, t, t % 3) for t in range(n)]
+        got = run_queries(TableMinimalUnit(net, router=c, routing=routing), queries)
+        bad += [q for q, g in zip(queries, got) if g[0] != want_of(routing, *q[:3])[0]]
+    assert not bad, f"{len(bad)} (router, src, dst) differ, first: {bad[:3]}"
+
+
+def test_table_unit_load_port():
+    """The loadable unit (one module for all routers): rows written through `load` then read."""
+    net = polarstar(3, "iq", 0)
+    routing = MinimalTable(net)
+    n = net.num_routers
+    dut = TableMinimalUnit(net, routing=routing)
+    assert dut.loadable
+    got = {}
+
+    async def tb(ctx):
+        for c in (0, 5, 17):
+            rows = min_table_rows(routing, c)
+            for t, row in enumerate(rows):
+                ctx.set(dut.load.valid, 1)
+                ctx.set(dut.load.payload.addr, t)
+                ctx.set(dut.load.payload.data, row)
+                await ctx.tick()
+            ctx.set(dut.load.valid, 0)
+            ctx.set(dut.router, c)
+            for t in range(n):
+                ctx.set(dut.query[0].dst, t)
+                got[c, t] = ctx.get(dut.answer[0].mask)
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(tb)
+    sim.run()
+    for (c, t), mask in got.items():
+        assert mask == want_of(routing, c, c, t)[0], (c, t)
+
+
+def check_polarized(net, routers, routing):
+    n = net.num_routers
+    bad = []
+    for c in routers:
+        queries = [(c, s, t, 0) for s in range(n) for t in range(n)]
+        got = run_queries(PolarizedTableUnit(net, router=c, routing=routing), queries)
+        for q, (mask, prio) in zip(queries, got):
+            wm, wp = want_of(routing, *q[:3])
+            if mask != wm or any(prio[p] != wp[p] for p in wp):
+                bad.append((q, mask, wm, prio, wp))
+    assert not bad, f"{len(bad)} (router, src, dst) differ, first: {bad[:2]}"
+
+
+def test_polarized_unit_every_triple(net):
+    routing = Polarized(net, buffer_depth=8)
+    n = net.num_routers
+    if n <= 65:
+        routers = range(n)
+    else:          # 104 routers: every (src, dst) of 8 routers (quadric / non-quadric, all supernode slots)
+        routers = [0, 9, 18, 27, 36, 45, 100, 103]
+    check_polarized(net, routers, routing)
+
+
+def test_polarized_unit_penalties_scale_with_depth():
+    net = polarstar(3, "iq", 0)
+    for depth in (8, 128):
+        routing = Polarized(net, buffer_depth=depth)
+        check_polarized(net, [3], routing)
+
+
+@pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
+def test_unit_parameter_checks():
+    net = polarstar(3, "iq", 0)
+    with pytest.raises(ValueError, match="lanes"):
+        PolarStarUnit(net, lanes=0)
+    with pytest.raises(TypeError, match="net"):
+        PolarStarUnit("net")
+    with pytest.raises(ValueError, match="router"):
+        TableMinimalUnit(net, router=26)
+    with pytest.raises(ValueError, match="routing"):
+        make_unit("valiant", net)
+    with pytest.raises(ParameterError):
+        from topologies import build
+        PolarStarUnit(build("er:q=3"))
