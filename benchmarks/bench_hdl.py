@@ -69,24 +69,33 @@ def bench_synth(qs):
     return rows
 
 
-def bench_cosim(cycles):
+def bench_cosim(cycles, routings):
     from lockstep import lockstep
     for spec in ("polarstar:q=3,supernode=iq,degree=0", "polarstar:q=3,supernode=iq,degree=3"):
-        t0 = time.perf_counter()
-        results, report, meta, model = lockstep(spec, "polarstar", 4, 0.7, cycles)
-        ok = all(r["passed"] for r in results) and report.get("mismatch") is None
-        print(f"{spec}: {model.net.num_routers} routers, {report.get('cycles')} cycles, {report.get('ejected')} flits, "
-              f"{report.get('cycles_per_s')} network cycles/s, lockstep {'ok' if ok else 'FAILED ' + str(report)}; "
-              f"Verilog {meta['verilog_bytes']} bytes, elaborate {meta['elaborate_s']} s, Verilator "
-              f"{meta['verilator_s']} s (at first build); total {time.perf_counter() - t0:.1f} s", flush=True)
+        for routing in routings:
+            t0 = time.perf_counter()
+            vcs = 9 if routing == "polarized" else 4
+            results, report, meta, model = lockstep(spec, routing, vcs, 0.6, cycles)
+            ok = all(r["passed"] for r in results) and report.get("mismatch") is None
+            print(f"{spec} {routing} V={vcs}: {model.net.num_routers} routers, {report.get('cycles')} cycles, {report.get('ejected')} flits, "
+                  f"{report.get('cycles_per_s')} network cycles/s, lockstep {'ok' if ok else 'FAILED ' + str(report)}; "
+                  f"Verilog {meta['verilog_bytes']} bytes, elaborate {meta['elaborate_s']} s, Verilator "
+                  f"{meta['verilator_s']} s (at first build); total {time.perf_counter() - t0:.1f} s", flush=True)
 
 
 def bench_elaborate(spec):
+    import resource
     exe = pathlib.Path(sys.executable).parent / "pstar"
     with tempfile.TemporaryDirectory() as d:
+        out = pathlib.Path(d) / "net.v"
         t0 = time.perf_counter()
-        subprocess.run([str(exe), "verilog", spec, "--out", str(pathlib.Path(d) / "net.v")], check=True)
-        print(f"wall {time.perf_counter() - t0:.1f} s")
+        subprocess.run([str(exe), "verilog", spec, "--out", str(out)], check=True)
+        wall = time.perf_counter() - t0
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        text = out.read_text()
+        print(f"{spec}: wall {wall:.1f} s, {out.stat().st_size / 1e6:.1f} MB of Verilog, "
+              f"{text.count(chr(10) + '  pstar_router ')} router instances, {text.count('endmodule')} modules, "
+              f"peak memory {peak:.0f} MB")
 
 
 def main():
@@ -96,13 +105,14 @@ def main():
     s.add_argument("--q", type=int, nargs="+", default=[3, 5, 7, 11, 13])
     c = sub.add_parser("cosim")
     c.add_argument("--cycles", type=int, default=5000)
+    c.add_argument("--routing", nargs="+", default=["polarstar", "min", "polarized"])
     e = sub.add_parser("elaborate")
     e.add_argument("spec", nargs="?", default="polarstar:q=11,supernode=iq,degree=3")
     args = ap.parse_args()
     if args.what == "synth":
         bench_synth(args.q)
     elif args.what == "cosim":
-        bench_cosim(args.cycles)
+        bench_cosim(args.cycles, args.routing)
     else:
         bench_elaborate(args.spec)
 

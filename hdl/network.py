@@ -39,6 +39,7 @@ from sim.params import RouterParams
 from topologies.errors import ParameterError
 from topologies.network import Network
 
+from .checks import quiet_on_error
 from .router import Router, credit_signature, flit_signature, vc_classes_for
 from .routing_units import UNITS, make_unit
 from .verilog_out import ports_of, to_verilog
@@ -57,6 +58,7 @@ def build_routing(net: Network, routing: str, params: RouterParams):
 
 
 class NetworkTop(wiring.Component):
+    @quiet_on_error
     def __init__(self, net: Network, routing: str = "polarstar", params: RouterParams = RouterParams(),
                  routing_obj=None, shared: bool = True, module_name: str = ROUTER_MODULE):
         if not isinstance(net, Network):

@@ -38,6 +38,7 @@ from sim.params import RouterParams
 
 from .arbiter import RoundRobinArbiter, RoundRobinPick, one_hot_index
 from .buffer import VCBuffer
+from .checks import quiet_on_error
 from .routing_units import RoutingUnit
 
 FLIT_FIELDS = ("head", "tail", "vc", "src", "src_ep", "dst", "dst_ep", "hops", "inter", "phase", "seq",
@@ -79,6 +80,7 @@ class Router(wiring.Component):
     vc_classes: C (`vc_classes_for`); router_id: a constant id, or None for an `id` input.
     """
 
+    @quiet_on_error
     def __init__(self, ports: int, endpoints: int, params: RouterParams, layout: data.StructLayout,
                  unit: Callable[[int], RoutingUnit], num_routers: int, vc_classes: int,
                  router_id: int | None = None):

@@ -31,6 +31,7 @@ from routing_logic.base import EJECT
 from sim.flit import HOPS_BITS
 from topologies.network import Network
 
+from .checks import quiet_on_error
 from .gf import GF, bits, div_const, rom
 
 UNITS = ("min", "polarstar", "polarized")
@@ -67,6 +68,7 @@ class RoutingUnit(wiring.Component):
     loadable = False
     row_bits = 0
 
+    @quiet_on_error
     def __init__(self, net: Network, lanes: int = 1, extra: dict | None = None):
         _check_net(net)
         _check_lanes(lanes)
@@ -90,6 +92,7 @@ class _TableUnit(RoutingUnit):
 
     reads = 1
 
+    @quiet_on_error
     def __init__(self, net, lanes=1, router=None):
         self.fixed_router = None if router is None else int(router)
         if router is not None and not 0 <= self.fixed_router < net.num_routers:
@@ -129,6 +132,7 @@ class _TableUnit(RoutingUnit):
 class TableMinimalUnit(_TableUnit):
     """`min`: the minimal-port mask per destination, read from an n × R table."""
 
+    @quiet_on_error
     def __init__(self, net: Network, lanes: int = 1, router: int | None = None, routing=None):
         from routing_logic.table import MinimalTable
         _check_net(net)
@@ -196,6 +200,7 @@ class PolarizedTableUnit(_TableUnit):
 
     reads = 2
 
+    @quiet_on_error
     def __init__(self, net: Network, lanes: int = 1, router: int | None = None, routing=None):
         from routing_logic.polarized import Polarized
         _check_net(net)
@@ -247,6 +252,7 @@ class PolarStarUnit(RoutingUnit):
     f, f⁻¹ and the m×m supernode tables (distance, first port) are the only tables.
     """
 
+    @quiet_on_error
     def __init__(self, net: Network, lanes: int = 1):
         from routing_logic.polarstar import PolarStarArithmetic
         _check_net(net)

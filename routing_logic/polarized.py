@@ -7,6 +7,12 @@ Table 1):
   (Δs, Δt) = (+1, +1)      only when D(c, s) < D(c, t);
   (Δs, Δt) = (-1, -1)      only when D(c, s) >= D(c, t);
   (0, 0) and Δμ < 0        never.
+Damaged networks (failed links). The rules can leave a reachable router with no candidate at
+all (every Δt = -1 port is (-1, -1) while D(c, s) < D(c, t)): a random 5% of the 104-router
+PolarStar's links already make such dead ends, where a packet would wait forever. Allowing the
+(-1, -1) ports there makes routes cycle (measured: 626 (s, t) pairs on that network), so the
+constructor refuses a damaged network whose routes dead-end or cycle (`route_lengths`), and
+otherwise uses the exact longest route as `max_route_length`.
 Priority of a candidate = penalty[Δμ] (paper: 0 / 64 / 80 for Δμ = 2 / 1 / 0 with 128-flit
 buffers; scaled here by buffer_depth/128); the simulator adds the occupancy in credits. The
 paper says the candidates with the greatest Δμ get no penalty; subtracting that constant from
@@ -71,6 +77,14 @@ class Polarized(Routing):
         self.symmetric = bool(symmetric)
         D = self.oracle.diameter
         self.max_route_length = max(4 * D - 3, 2 * D)
+        if len(net.attrs.get("failed_links", ())):
+            self.n = net.num_routers
+            lengths = self.route_lengths()
+            if lengths["dead_ends"] or lengths["cyclic"]:
+                raise ParameterError(f"network: on {net.name!r} Polarized routes reach {lengths['dead_ends']} "
+                                     f"dead ends and cycle for {lengths['cyclic']} (s, t) pairs; use min or "
+                                     f"polarstar routing on this damaged network")
+            self.max_route_length = max(self.max_route_length, int(lengths["longest"].max()))
         super().__init__(net, vcs)
 
     # ---- the candidate rule (shared by scalar and batched forms) -----------------------------

@@ -344,12 +344,59 @@ class PolarStarMinimal(Routing):
             raise ParameterError(f"paths={paths!r}: allowed values are single, all")
         self.paths = paths
         self._next = self._oracle = None
+        self.exceptions = None
+        if len(net.attrs.get("failed_links", ())):
+            if paths != "single":
+                raise ParameterError(f"paths={paths!r}: on a network with failed links only paths=single")
+            self._damaged(net)
+            super().__init__(net, vcs)
+            return
         if _use_cache(cache, self.unit.n):
             if paths == "single":
                 self._next = self.unit.next_port_table()
             else:
                 self._oracle = ArithmeticOracle(net, cache=True)
         super().__init__(net, vcs)
+
+    def _damaged(self, net: Network) -> None:
+        """Failed links: the arithmetic unit cannot see them, so a per-router exception list
+        (destination -> port) overrides its answer wherever its port is failed or no longer on a
+        shortest path of the damaged network; the exception port is the lowest port that is. Every
+        hop then shortens the damaged distance: loop-free, minimal, routes <= the damaged diameter.
+        The RTL loads the exceptions into a small CAM next to the arithmetic unit."""
+        from topologies.distances import distance_matrix
+
+        n = self.unit.n
+        dist = distance_matrix(net).astype(np.int64)
+        if (dist == 255).any():
+            raise ParameterError(f"network: {net.name!r} is disconnected; routing needs a connected network")
+        arith = self.unit.next_port_table().astype(np.int64)
+        pr, _ = net.peer_table()
+        R = int(net.ports.max())
+        nbr = np.full((n, R), -1, dtype=np.int64)
+        rows = net.port_router.astype(np.int64)
+        nbr[rows, np.arange(len(net.peer)) - net.offsets[rows]] = pr
+        c, t = np.divmod(np.arange(n * n), n)
+        off = c != t
+        c, t = c[off], t[off]
+        hop = nbr[c, arith[c, t]]
+        ok = (hop >= 0) & (dist[np.maximum(hop, 0), t] == dist[c, t] - 1)
+        self.exceptions = {}
+        table = arith.copy()
+        for cc, tt in zip(c[~ok].tolist(), t[~ok].tolist()):
+            nb = nbr[cc]
+            good = np.nonzero((nb >= 0) & (dist[np.maximum(nb, 0), tt] == dist[cc, tt] - 1))[0]
+            table[cc, tt] = good[0]
+            self.exceptions.setdefault(cc, {})[tt] = int(good[0])
+        self._next = table
+        self.max_route_length = int(dist.max())
+
+    def exception_counts(self) -> np.ndarray:
+        """Exceptions per router (0 everywhere on the intact network)."""
+        out = np.zeros(self.unit.n, dtype=np.int64)
+        for c, ex in (self.exceptions or {}).items():
+            out[c] = len(ex)
+        return out
 
     def _next_port(self, c, t):
         return self._next[c, t].astype(np.int64) if self._next is not None else self.unit.next_port(c, t)

@@ -141,8 +141,12 @@ def make_oracle(net: Network, distances: str = "auto", cache="auto"):
     if distances not in ORACLES:
         raise ParameterError(f"distances={distances!r}: allowed values are {', '.join(ORACLES)}")
     polar = isinstance(net.structure, PolarStarStructure)
-    if distances == "arithmetic" or (distances == "auto" and polar):
+    failed = len(net.attrs.get("failed_links", ()))
+    if distances == "arithmetic" or (distances == "auto" and polar and not failed):
         if not polar:
             raise ParameterError(f"distances='arithmetic': needs a PolarStar network, got {net.name!r}")
+        if failed:
+            raise ParameterError(f"distances='arithmetic': the arithmetic distances are those of the intact "
+                                 f"PolarStar; {net.name!r} has {failed} failed links (use distances=table)")
         return ArithmeticOracle(net, cache=cache)
     return TableOracle(net)

@@ -152,7 +152,10 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters,
                # delay lines
                a_cnt, a_r, a_p, a_v, a_pkt, a_seq, c_cnt, c_r, c_p, c_v,
                # counters: [injected flits, ejected flits, idle cycles, last move cycle, malformed]
-               counters, eject_hist, trace, trace_len):
+               counters, eject_hist, trace, trace_len, skip=-1):
+    """Advance cycles [t0, t1). Router `skip` (>= 0) is simulated elsewhere (`sim.external`):
+    its allocation stages do not run here, and the caller takes the flits and credits bound for it
+    out of the delay lines before they are due."""
     n = nbr_r.shape[0]
     P = f_cnt.shape[1]
     RING = a_cnt.shape[0]
@@ -233,7 +236,7 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters,
                     q_tail[e] = -1
         # ---- routers ------------------------------------------------------------------------
         for r in range(n):
-            if router_flits[r] == 0:
+            if router_flits[r] == 0 or r == skip:
                 continue
             # RC + VA, from start-of-cycle state
             nreq = 0

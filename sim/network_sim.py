@@ -190,8 +190,9 @@ class NetworkSim:
         self.num_packets += k
         return (t0 + tt).astype(np.int64), ids.astype(np.int64)
 
-    def run(self, cycles: int, chunk: int = 500, progress=None) -> None:
-        """Advance `cycles` cycles; raises DeadlockDetected (watchdog) or RuntimeError (bad ejection)."""
+    def run(self, cycles: int, chunk: int = 500, progress=None, skip: int = -1) -> None:
+        """Advance `cycles` cycles; raises DeadlockDetected (watchdog) or RuntimeError (bad ejection).
+        `skip`: a router simulated outside the model (see `sim.external`)."""
         p = self.params
         end = self.cycle + cycles
         while self.cycle < end:
@@ -206,7 +207,7 @@ class NetworkSim:
                 self.pk_hops, self.pk_inter, self.pk_phase, self.pk_decided, self.pk_next, self.pk_eseq,
                 self.pk_done, self.samples, gt, gp, len(gt), self.a_cnt, self.a_r, self.a_p, self.a_v,
                 self.a_pkt, self.a_seq, self.c_cnt, self.c_r, self.c_p, self.c_v, self.counters,
-                self.eject_hist, self.trace, self.trace_len)
+                self.eject_hist, self.trace, self.trace_len, skip)
             if status == engine.DEADLOCK:
                 raise DeadlockDetected(f"deadlock: no flit moved for {p.watchdog} cycles with "
                                        f"{self.in_flight} flits in flight (cycle {t}, routing {self.routing_name}, "

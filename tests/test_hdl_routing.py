@@ -184,3 +184,14 @@ def test_unit_parameter_checks():
     with pytest.raises(ParameterError):
         from topologies import build
         PolarStarUnit(build("er:q=3"))
+
+
+@pytest.mark.parametrize("q,sn,d", [(4, "iq", 0), (5, "iq", 0)])
+def test_polarstar_unit_other_fields(q, sn, d):
+    """A prime power (GF(4): log/antilog multiplication, XOR addition) and another prime."""
+    net = polarstar(q, sn, d)
+    routing = PolarStarMinimal(net)
+    queries = pairs_with_sources(net.num_routers, seed=q)
+    got = run_queries(PolarStarUnit(net), queries)
+    bad = [q_ for q_, g in zip(queries, got) if g[0] != want_of(routing, *q_[:3])[0]]
+    assert not bad, f"{len(bad)} of {len(queries)} differ, first: {bad[:3]}"

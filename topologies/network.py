@@ -34,6 +34,55 @@ class Network:
     attrs: dict = field(default_factory=dict)
 
     # ---- construction -----------------------------------------------------------------------
+    def without_links(self, links=None, fraction: float | None = None, seed: int = 0,
+                      connected: bool = True) -> "Network":
+        """The same netlist with links failed: their two ports become holes (peer -1); router ids,
+        port numbers, endpoints and `structure` are unchanged, and `attrs["failed_links"]` lists
+        the failed links as rows of `links()`. Give `links` (rows [ra, pa, rb, pb] or indices into
+        `links()`) or `fraction` (round(fraction * m) links drawn at random with `seed`; with
+        `connected`, draws are repeated with seeds seed, seed+1, ... until the rest is connected)."""
+        all_links = self.links()
+        m = len(all_links)
+        if (links is None) == (fraction is None):
+            raise ParameterError("without_links: give either links= or fraction=")
+        if fraction is not None:
+            if not isinstance(fraction, (int, float)) or not 0 <= fraction < 1:
+                raise ParameterError(f"fraction={fraction!r}: must be in [0, 1)")
+            k = int(round(fraction * m))
+            for attempt in range(100):
+                pick = np.random.default_rng(seed + attempt).choice(m, size=k, replace=False)
+                out = self.without_links(np.sort(pick))
+                if not connected or out.is_connected():
+                    return out
+            raise ParameterError(f"fraction={fraction}: 100 random draws of {k} links all disconnect the network")
+        links = np.asarray(links, dtype=np.int64)
+        if links.ndim == 1:
+            if len(links) and (links.min() < 0 or links.max() >= m):
+                raise ParameterError(f"links: indices must be in 0..{m - 1}")
+            idx = links
+        else:
+            rows = {tuple(r): i for i, r in enumerate(all_links.tolist())}
+            rows.update({(rb, pb, ra, pa): i for (ra, pa, rb, pb), i in list(rows.items())})
+            idx = []
+            for r in links.reshape(-1, 4).tolist():
+                if tuple(r) not in rows:
+                    raise ParameterError(f"links: {r} is not a link of {self.name}")
+                idx.append(rows[tuple(r)])
+            idx = np.asarray(idx, dtype=np.int64)
+        failed = all_links[np.unique(idx)]
+        peer = self.peer.copy()
+        ga = self.offsets[failed[:, 0]] + failed[:, 1]
+        gb = self.offsets[failed[:, 2]] + failed[:, 3]
+        peer[ga] = -1
+        peer[gb] = -1
+        prev = self.attrs.get("failed_links", np.zeros((0, 4), dtype=np.int64))
+        attrs = {**self.attrs, "failed_links": np.concatenate([prev, failed])}
+        return replace(self, name=f"{self.name} minus {len(attrs['failed_links'])} links", peer=peer, spec="",
+                       attrs=attrs)
+
+    def is_connected(self) -> bool:
+        import scipy.sparse.csgraph as csg
+        return csg.connected_components(self.adjacency(), directed=False)[0] <= 1
     @classmethod
     def from_links(cls, name: str, ports: np.ndarray, links: np.ndarray, endpoints=None, **kw) -> "Network":
         """Build from per-router port counts and links [[ra, pa, rb, pb], ...] (validated)."""

@@ -50,21 +50,39 @@ class Endpoints:
         self.gen = [(int(created[k]), int(k)) for k in order]
         self.gi = 0
         self.src, self.dst = src, dst
+        self.waiting = set()                     # endpoints with a packet queued
+        # bits that do not change in the network (everything but vc and hops): injected & keep
+        f = self.flits.fields
+        self.keep = (1 << sum(w for _, w in f.values())) - 1
+        for k in ("vc", "hops"):
+            off, w = f[k]
+            self.keep &= ~(((1 << w) - 1) << off)
+        self.injected = {}                       # packet * L + seq -> flit & keep
+
+    def template(self, pk: int) -> int:
+        """The fields every flit of packet pk carries (seq/head/tail/vc/payload added per flit)."""
+        s, d = int(self.src[pk]), int(self.dst[pk])
+        return self.flits.pack(src=self.ep_router[s], src_ep=self.ep_local[s], dst=self.ep_router[d],
+                               dst_ep=self.ep_local[d], hops=0, inter=0, phase=1, packet=pk)
 
     def step(self, t: int):
         """Cycle t: new packets join, each endpoint sends at most one flit. -> [(e, flit int)]."""
         while self.gi < len(self.gen) and self.gen[self.gi][0] == t:
             pk = self.gen[self.gi][1]
-            self.queue[int(self.src[pk])].append(pk)
+            e = int(self.src[pk])
+            self.queue[e].append(pk)
+            self.waiting.add(e)
             self.gi += 1
         out = []
-        for e in range(self.E):
+        f = self.flits.fields
+        o_head, o_tail, o_seq, o_vc, o_pay = (f[k][0] for k in ("head", "tail", "seq", "vc", "payload"))
+        done = []
+        for e in self.waiting:
             q = self.queue[e]
-            if self.qpos[e] >= len(q):
-                continue
             pk = q[self.qpos[e]]
             cr = self.credit[e]
-            if self.sent[e] == 0:
+            seq = self.sent[e]
+            if seq == 0:
                 best = 0
                 for v in range(1, self.V):
                     if cr[v] > cr[best]:
@@ -73,55 +91,54 @@ class Endpoints:
             v = self.vc[e]
             if cr[v] <= 0:
                 continue
-            seq = self.sent[e]
-            d = int(self.dst[pk])
-            flit = self.flits.pack(head=int(seq == 0), tail=int(seq == self.L - 1), vc=v,
-                                   src=self.ep_router[e], src_ep=self.ep_local[e], dst=self.ep_router[d],
-                                   dst_ep=self.ep_local[d], hops=0, inter=0, phase=1, seq=seq, packet=pk,
-                                   payload=payload_of(pk, seq, self.payload_bits))
-            out.append((e, flit))
+            flit = (self.template(pk) | (int(seq == 0) << o_head) | (int(seq == self.L - 1) << o_tail) |
+                    (seq << o_seq) | (payload_of(pk, seq, self.payload_bits) << o_pay))
+            self.injected[pk * self.L + seq] = flit & self.keep
+            out.append((e, flit | (v << o_vc)))
             cr[v] -= 1
-            self.sent[e] += 1
-            if self.sent[e] == self.L:
+            self.sent[e] = seq + 1
+            if seq + 1 == self.L:
                 self.sent[e] = 0
                 self.qpos[e] += 1
-        return out
+                if self.qpos[e] == len(q):
+                    done.append(e)
+        for e in done:
+            self.waiting.discard(e)
+        return sorted(out)
 
 
 class EjectChecker:
     """Compares ejected flits with the model's trace (cycle, endpoint, packet, seq), cycle by
-    cycle, plus each flit's contents; keeps the first mismatch."""
+    cycle, and each flit with the flit its source injected (all fields but vc and hops); keeps
+    the first mismatch, decoded."""
 
     def __init__(self, eps: Endpoints, trace):
         self.eps = eps
         trace = np.asarray(trace).reshape(-1, 4)
         self.expected = {}
         for c, e, pk, s in trace.tolist():
-            self.expected.setdefault(c, []).append((e, pk, s))
+            self.expected.setdefault(c, []).append((e, pk * eps.L + s))
         self.mismatch = None
         self.count = 0
 
     def check(self, arrival: int, got) -> bool:
-        """got: [(endpoint, flit dict)] reaching their endpoints at cycle `arrival`."""
+        """got: [(endpoint, flit int)] reaching their endpoints at cycle `arrival`."""
         if self.mismatch is not None:
             return False
         eps = self.eps
-        want = self.expected.get(arrival, [])
-        have = sorted((e, f["packet"], f["seq"]) for e, f in got)
-        want_k = sorted((e, pk & 0xFFFF, s) for e, pk, s in want)
+        want = self.expected.get(arrival, ())
+        if not got and not want:
+            return True
+        keep, inj = eps.keep, eps.injected
+        have = sorted((e, v & keep) for e, v in got)
+        want_k = sorted((e, inj.get(key, -1)) for e, key in want)
         if have != want_k:
-            self.mismatch = {"cycle": arrival, "rtl_only": [x for x in have if x not in want_k][:4],
-                             "model_only": [x for x in want_k if x not in have][:4]}
+            unpack = eps.flits.unpack
+            self.mismatch = {
+                "cycle": arrival,
+                "rtl_only": [(e, unpack(v)) for e, v in got if (e, v & keep) not in want_k][:4],
+                "model_only": [{"endpoint": e, "packet": key // eps.L, "seq": key % eps.L}
+                               for e, key in want if (e, inj.get(key, -1)) not in have][:4]}
             return False
-        for e, f in got:
-            pk = next(pk for ee, pk, s in want if ee == e and (pk & 0xFFFF) == f["packet"] and s == f["seq"])
-            d, s_ = int(eps.dst[pk]), int(eps.src[pk])
-            ok = (f["dst"] == eps.ep_router[d] and f["dst_ep"] == eps.ep_local[d] and
-                  f["src"] == eps.ep_router[s_] and f["src_ep"] == eps.ep_local[s_] and
-                  f["head"] == int(f["seq"] == 0) and f["tail"] == int(f["seq"] == eps.L - 1) and
-                  f["payload"] == payload_of(pk, f["seq"], eps.payload_bits))
-            if not ok:
-                self.mismatch = {"cycle": arrival, "bad_contents": {"endpoint": e, "packet": pk, "flit": f}}
-                return False
         self.count += len(got)
         return True

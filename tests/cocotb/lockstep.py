@@ -23,7 +23,9 @@ from sim.params import RouterParams
 from topologies import build
 
 
-def lockstep(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: int = 1, tmp=None, name=None):
+def lockstep(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: int = 1, tmp=None, name=None,
+             tamper=None):
+    """`tamper(trace) -> trace` alters the model's trace before the comparison (to test the report)."""
     net = build(spec)
     params = RouterParams(vcs=vcs)
     model = NetworkSim(net, routing, params, "uniform", load, seed=seed, trace=4 * cycles * net.num_endpoints + 16)
@@ -55,7 +57,7 @@ def lockstep(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: 
     base.parent.mkdir(parents=True, exist_ok=True)
     pathlib.Path(str(base) + ".json").write_text(json.dumps(cfg))
     np.savez(str(base) + ".npz", src=pk["src"], dst=pk["dst"], created=pk["created"],
-             trace=model.trace[:model.trace_len[0]])
+             trace=(tamper or (lambda tr: tr))(model.trace[:model.trace_len[0]].copy()))
     results = harness.run(meta, "network_bench", {"PSTAR_LOCKSTEP": str(base)})
     report_file = pathlib.Path(str(base) + ".report.json")
     report = json.loads(report_file.read_text()) if report_file.exists() else {}

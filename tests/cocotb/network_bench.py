@@ -56,7 +56,6 @@ async def lockstep(dut):
     eps = Endpoints(cfg, packets)
     E, W, vb = cfg["E"], cfg["W"], cfg["vb"]
     wmask, vmask = (1 << W) - 1, (1 << vb) - 1
-    flits = eps.flits
     checker = EjectChecker(eps, trace)
     pending_credits = []
     t_start = time.perf_counter()
@@ -71,22 +70,20 @@ async def lockstep(dut):
         got = []
         if ev:
             data = int(dut.eject_data.value)
-            e = 0
             while ev:
-                if ev & 1:
-                    got.append((e, flits.unpack((data >> (e * W)) & wmask)))
-                ev >>= 1
-                e += 1
+                low = ev & -ev
+                e = low.bit_length() - 1
+                got.append((e, (data >> (e * W)) & wmask))
+                ev ^= low
         cv = int(dut.credit_valid.value)
         pending_credits = []
         if cv:
             cd = int(dut.credit_vc.value)
-            e = 0
             while cv:
-                if cv & 1:
-                    pending_credits.append((e, (cd >> (e * vb)) & vmask))
-                cv >>= 1
-                e += 1
+                low = cv & -cv
+                e = low.bit_length() - 1
+                pending_credits.append((e, (cd >> (e * vb)) & vmask))
+                cv ^= low
         # a flit ejected in cycle t reaches its endpoint at t + 1
         if not checker.check(t + 1, got):
             break

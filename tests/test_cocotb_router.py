@@ -1,0 +1,108 @@
+"""Single-router co-simulation (one Verilator build of the PolarStar q=3 IQ d'=0 router, its id an input).
+
+* directed (tests/cocotb/router_bench.py): routes against routing_logic, timing, back-pressure,
+  credit exhaustion and return, VC contention, all ports busy, malformed flits;
+* router in the loop (tests/cocotb/loop_bench.py): the network is the `sim` model with one
+  router replaced by the RTL; its ejection trace must equal the pure model's.
+"""
+import json
+import os
+import pathlib
+import sys
+
+import numpy as np
+
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent / "cocotb"))
+
+import harness  # noqa: E402
+
+from hdl.network import plan  # noqa: E402
+from hdl.router import class_of_vc  # noqa: E402
+from hdl.verilog_out import to_verilog  # noqa: E402
+from routing_logic.base import EJECT, RouteState  # noqa: E402
+from sim.params import RouterParams  # noqa: E402
+from sim.network_sim import NetworkSim  # noqa: E402
+from topologies import build  # noqa: E402
+
+ME = 5
+TESTS = ["zero_load_route_and_timing", "back_pressure_and_credit_return", "vc_contention", "all_ports_busy",
+         "malformed_flits_are_dropped"]
+
+
+SPEC = "polarstar:q=3,supernode=iq,degree=0"
+LOOP_CYCLES = int(os.environ.get("PSTAR_LOOP_CYCLES", "6000"))
+
+
+@pytest.fixture(scope="module")
+def router_build():
+    net = build(SPEC)
+    params = RouterParams()
+    top = plan(net, "polarstar", params)
+
+    def make_verilog():
+        return to_verilog(top.proto, "pstar_router"), {}
+
+    meta = harness.build("router-ps26-polarstar", f"router|{params}", make_verilog, "pstar_router")
+    return net, params, top, meta
+
+
+@pytest.fixture(scope="module")
+def router_run(router_build, tmp_path_factory):
+    net, params, top, meta = router_build
+    route = []
+    for t in range(net.num_routers):
+        c = top.routing.route(ME, RouteState(ME, t))
+        route.append(-1 if c[0].port == EJECT else c[0].port)
+    cfg = {"R": top.R, "p": top.p, "V": params.vcs, "B": params.depth, "L": params.packet_flits, "C": top.C,
+           "N": net.num_routers, "router": ME, "route": route,
+           "class_of_vc": [class_of_vc(w, params.vcs, top.C) for w in range(params.vcs)],
+           "fields": {k: [f.offset, f.width] for k, f in top.layout}}
+    path = tmp_path_factory.mktemp("router") / "router.json"
+    path.write_text(json.dumps(cfg))
+    results = harness.run(meta, "router_bench", {"PSTAR_ROUTER": str(path)})
+    return {r["name"].split(".")[-1]: r for r in results}
+
+
+@pytest.mark.parametrize("name", TESTS)
+def test_router_directed(router_run, name):
+    assert name in router_run, sorted(router_run)
+    assert router_run[name]["passed"], router_run[name]["message"]
+
+
+def canonical(trace):
+    """Ejections (cycle, endpoint, packet, seq) in cycle order; within a cycle by endpoint (the
+    model lists a cycle's ejections in router order, the loop lists the RTL router's last)."""
+    trace = np.asarray(trace)
+    return trace[np.lexsort((trace[:, 3], trace[:, 2], trace[:, 1], trace[:, 0]))]
+
+
+@pytest.mark.parametrize("router,load", [(ME, 0.7), (0, 0.9), (17, 0.5)])
+def test_router_in_the_loop(router_build, router, load, tmp_path):
+    """The model with router `router` replaced by the RTL delivers exactly what the pure model does."""
+    net, params, top, meta = router_build
+    src_model = NetworkSim(net, "polarstar", params, "uniform", load, seed=router + 1)
+    src_model.run(LOOP_CYCLES)
+    pk = src_model.packets()
+    ref = NetworkSim(net, "polarstar", params, "uniform", 0.0, trace=len(pk["src"]) * params.packet_flits + 16)
+    ref.add_packets(pk["src"], pk["dst"], pk["created"])
+    ref.run(LOOP_CYCLES)
+    want = canonical(ref.trace[:ref.trace_len[0]])
+    assert len(want) > 0.5 * load * LOOP_CYCLES * net.num_endpoints      # loaded, moving
+    base = tmp_path / "loop"
+    cfg = {"spec": SPEC, "routing": "polarstar", "params": params.as_dict(),
+           "router": router, "cycles": LOOP_CYCLES, "R": top.R, "P": top.R + top.p,
+           "fields": {k: [f.offset, f.width] for k, f in top.layout}}
+    pathlib.Path(str(base) + ".json").write_text(json.dumps(cfg))
+    np.savez(str(base) + ".npz", src=pk["src"], dst=pk["dst"], created=pk["created"])
+    results = harness.run(meta, "loop_bench", {"PSTAR_LOOP": str(base)})
+    assert results and all(r["passed"] for r in results), results
+    out = np.load(str(base) + ".out.npz")
+    got = canonical(out["trace"])
+    assert int(out["through"]) > 0.2 * len(want) / net.num_routers      # the RTL router carried traffic
+    assert int(out["dropped"]) == 0
+    first = next((k for k in range(min(len(got), len(want))) if not np.array_equal(got[k], want[k])), None)
+    assert first is None and len(got) == len(want), (
+        f"first difference at trace entry {first}: loop {got[first] if first is not None else None} vs "
+        f"model {want[first] if first is not None else None}; lengths {len(got)} vs {len(want)}")
