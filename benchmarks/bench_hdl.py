@@ -74,7 +74,7 @@ def bench_cosim(cycles, routings):
     for spec in ("polarstar:q=3,supernode=iq,degree=0", "polarstar:q=3,supernode=iq,degree=3"):
         for routing in routings:
             t0 = time.perf_counter()
-            vcs = 9 if routing == "polarized" else 4
+            vcs = (5 if "degree=0" in spec else 8) if routing == "polarized" else 4
             results, report, meta, model = lockstep(spec, routing, vcs, 0.6, cycles)
             ok = all(r["passed"] for r in results) and report.get("mismatch") is None
             print(f"{spec} {routing} V={vcs}: {model.net.num_routers} routers, {report.get('cycles')} cycles, {report.get('ejected')} flits, "

@@ -96,7 +96,7 @@ class NetworkTop(wiring.Component):
         super().__init__(members)
 
     def _unit_routing(self):
-        return None if self.routing_name == "polarstar" else self.routing
+        return self.routing
 
     def make_router(self, router_id):
         unit = self.unit_factory

@@ -186,12 +186,34 @@ def polarized_table_rows(routing, c: int) -> list[int]:
     return rows
 
 
+def polarstar_exception_rows(routing, c: int, n: int, ports: int, K: int) -> list[int]:
+    """Router c's K exception-CAM rows {valid, dst, port} from `routing.exceptions` (the
+    PolarStarMinimal fallback on a damaged network; none on an intact one)."""
+    ex = sorted(((getattr(routing, "exceptions", None) or {}).get(int(c), {})).items())
+    if len(ex) > K:
+        raise ValueError(f"exceptions={K}: router {c} needs {len(ex)} CAM entries")
+    rb = bits(n)
+    return [1 | (t << 1) | (p << (1 + rb)) for t, p in ex] + [0] * (K - len(ex))
+
+
+def exception_entries(routing) -> int:
+    """CAM size of the PolarStar unit for `routing`: the largest per-router exception list,
+    rounded up to a power of two (so one build serves several failure sets); 0 when none."""
+    ex = getattr(routing, "exceptions", None) or {}
+    need = max((len(v) for v in ex.values()), default=0)
+    return 1 << (need - 1).bit_length() if need else 0
+
+
 def table_rows(name: str, routing, c: int) -> list[int]:
-    """Rows of router c's table for the loadable unit `name` (min | polarized)."""
+    """Rows of router c's table for the loadable unit `name` (min | polarized | polarstar with
+    an exception CAM)."""
     if name == "min":
         return min_table_rows(routing, c)
     if name == "polarized":
         return polarized_table_rows(routing, c)
+    if name == "polarstar":
+        n, P = routing.net.num_routers, int(routing.net.ports.max())
+        return polarstar_exception_rows(routing, c, n, P, exception_entries(routing))
     raise ValueError(f"routing={name!r}: has no table")
 
 
@@ -250,16 +272,63 @@ class PolarStarUnit(RoutingUnit):
     Router id r = x·m + a (x an ER_q vertex, a a supernode vertex). GF(q) logic computes
     adjacency (x·y = 0), the common neighbour w = normalize(x × y) and ER slots (one division);
     f, f⁻¹ and the m×m supernode tables (distance, first port) are the only tables.
+
+    exceptions=K > 0 adds a K-entry CAM {valid, destination, port}, written through `load`
+    (addr = entry), that overrides the arithmetic answer for its destinations: the fallback of
+    `routing_logic.polarstar.PolarStarMinimal` on a network with failed links
+    (`polarstar_exception_rows`). K = 0 (default): no CAM, no `load` port.
     """
 
     @quiet_on_error
-    def __init__(self, net: Network, lanes: int = 1):
+    def __init__(self, net: Network, lanes: int = 1, exceptions: int = 0, routing=None):
         from routing_logic.polarstar import PolarStarArithmetic
         _check_net(net)
         self.unit = PolarStarArithmetic(net.structure)      # raises ParameterError if not PolarStar
         if net.num_routers != self.unit.n or int(net.ports.max()) != self.unit.ports:
             raise ValueError(f"net={net.name!r}: does not match its PolarStar structure")
-        super().__init__(net, lanes)
+        if not isinstance(exceptions, int) or isinstance(exceptions, bool) or exceptions < 0:
+            raise ValueError(f"exceptions={exceptions!r}: must be an integer >= 0 (CAM entries)")
+        self.K = exceptions
+        self.routing = routing
+        self.loadable = exceptions > 0
+        extra = {}
+        if self.loadable:
+            self.row_bits = 1 + bits(net.num_routers) + bits(int(net.ports.max()))
+            self.load_layout = data.StructLayout({"addr": bits(exceptions), "data": self.row_bits})
+            extra = {"load": In(stream.Signature(self.load_layout, always_ready=True))}
+        super().__init__(net, lanes, extra)
+
+    def table_rows(self, c: int) -> list[int]:
+        """The K CAM rows of router c (see `polarstar_exception_rows`)."""
+        return polarstar_exception_rows(self.routing, c, self.num_routers, self.ports, self.K)
+
+    def _cam(self, m):
+        """K registers {valid, dst, port} written by `load`; -> lookup(dst) -> (hit, port)."""
+        rb, pw = bits(self.num_routers), bits(self.ports)
+        entries = []
+        for k in range(self.K):
+            e = Signal(self.row_bits, name=f"exc{k}")
+            with m.If(self.load.valid & (self.load.payload.addr == k)):
+                m.d.sync += e.eq(self.load.payload.data)
+            entries.append(e)
+
+        def lookup(dst):
+            level = []
+            for k, e in enumerate(entries):
+                hit = Signal(name=f"exc_hit{k}")
+                m.d.comb += hit.eq(e[0] & (e[1:1 + rb] == dst))
+                level.append((hit, e[1 + rb:1 + rb + pw]))
+            while len(level) > 1:                             # a tree; the lower entry wins a tie
+                nxt = []
+                for (h0, p0), (h1, p1) in zip(level[::2], level[1::2]):
+                    h, p = Signal(), Signal(pw)
+                    m.d.comb += [h.eq(h0 | h1), p.eq(Mux(h0, p0, p1))]
+                    nxt.append((h, p))
+                if len(level) % 2:
+                    nxt.append(level[-1])
+                level = nxt
+            return level[0]
+        return lookup
 
     def elaborate(self, platform):
         m = Module()
@@ -323,6 +392,7 @@ class PolarStarUnit(RoutingUnit):
                 return rom(f, a, aw)
             return Mux(lt, rom(f, a, aw), rom(f_inv, a, aw))
 
+        lookup = self._cam(m) if self.K else None
         # ---- this router (shared by the lanes) --------------------------------------------
         x, a = split(self.router)
         vx = vector(x)
@@ -383,6 +453,9 @@ class PolarStarUnit(RoutingUnit):
             for c, ch in reversed(list(zip(conds, choices))):
                 sel = Mux(c, ch, sel)
             nxt = port(sel)
+            if self.K:
+                hit, exc = lookup(qq.dst)
+                nxt = port(Mux(hit, exc, nxt))
             here = same & (a == b)
             onehot = Signal(self.ports)
             m.d.comb += onehot.eq(Mux(here, 0, Const(1, self.ports) << nxt))
@@ -395,11 +468,11 @@ def make_unit(name: str, net: Network, lanes: int = 1, router: int | None = None
     if name == "min":
         return TableMinimalUnit(net, lanes, router, routing)
     if name == "polarstar":
-        return PolarStarUnit(net, lanes)
+        return PolarStarUnit(net, lanes, exception_entries(routing), routing)
     if name == "polarized":
         return PolarizedTableUnit(net, lanes, router, routing)
     raise ValueError(f"routing={name!r}: the RTL has units for {', '.join(UNITS)}")
 
 
-__all__ = ["UNITS", "RoutingUnit", "table_rows", "min_table_rows", "polarized_table_rows", "TableMinimalUnit", "PolarizedTableUnit", "PolarStarUnit", "make_unit",
+__all__ = ["UNITS", "RoutingUnit", "table_rows", "polarstar_exception_rows", "exception_entries", "min_table_rows", "polarized_table_rows", "TableMinimalUnit", "PolarizedTableUnit", "PolarStarUnit", "make_unit",
            "query_layout", "answer_layout", "EJECT"]

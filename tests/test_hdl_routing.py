@@ -9,6 +9,7 @@ the 26- and 65-router networks and of 8 routers of the 104-router one. The refer
 """
 import numpy as np
 import pytest
+from amaranth.hdl import Shape
 from amaranth.sim import Simulator
 
 from hdl.routing_units import (PolarizedTableUnit, PolarStarUnit, TableMinimalUnit, make_unit, min_table_rows,
@@ -195,3 +196,46 @@ def test_polarstar_unit_other_fields(q, sn, d):
     got = run_queries(PolarStarUnit(net), queries)
     bad = [q_ for q_, g in zip(queries, got) if g[0] != want_of(routing, *q_[:3])[0]]
     assert not bad, f"{len(bad)} of {len(queries)} differ, first: {bad[:3]}"
+
+
+@pytest.mark.parametrize("fraction", [0.10, 0.20])
+def test_polarstar_unit_exception_cam_on_damaged(fraction):
+    """With links failed, the arithmetic unit plus its exception CAM (loaded per router through
+    `load`) answers routing_logic's fallback routing for every destination of 16 routers; without
+    the CAM rows it would route over failed links."""
+    from hdl.routing_units import exception_entries, polarstar_exception_rows
+    from routing_logic.registry import make_routing
+    net = polarstar(3, "iq", 3).without_links(fraction=fraction, seed=1)
+    routing = make_routing("polarstar", net)
+    K = exception_entries(routing)
+    dut = PolarStarUnit(net, 1, K, routing)
+    lay = query_layout(net.num_routers)
+    off = {k: f.offset for k, f in lay}
+    rb = Shape.cast(dut.load_layout["addr"].shape).width
+    routers = np.random.default_rng(3).choice(net.num_routers, 16, replace=False).tolist()
+    got, differs = {}, 0
+    intact = PolarStarMinimal(polarstar(3, "iq", 3), cache=False)
+
+    async def tb(ctx):
+        qv = dut.query[0].as_value()
+        for r in routers:
+            ctx.set(dut.router, r)
+            for k, row in enumerate(polarstar_exception_rows(routing, r, net.num_routers, dut.ports, K)):
+                ctx.set(dut.load.valid, 1)
+                ctx.set(dut.load.payload.as_value(), k | (row << rb))
+                await ctx.tick()
+            ctx.set(dut.load.valid, 0)
+            for t in range(net.num_routers):
+                ctx.set(qv, (r << off["src"]) | (t << off["dst"]) | (1 << off["phase"]))
+                got[r, t] = ctx.get(dut.answer[0].mask)
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(tb)
+    sim.run()
+    for r in routers:
+        for t in range(net.num_routers):
+            want = want_of(routing, r, r, t)[0]
+            assert got[r, t] == want, f"router {r} -> {t}: RTL mask {got[r, t]:b}, routing_logic {want:b}"
+            differs += want != want_of(intact, r, r, t)[0]
+    assert differs > 0 and K > 0

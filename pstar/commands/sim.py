@@ -24,6 +24,20 @@ def add_common(p):
     p.add_argument("--depth", type=int, default=None, help="flits per VC buffer (default 8)")
     p.add_argument("--packet", type=int, default=None, help="flits per packet (default 4)")
     p.add_argument("--alloc-iters", type=int, default=None, help="switch allocator iterations (default 1)")
+    p.add_argument("--fail-links", type=float, default=0.0, metavar="F",
+                   help="fail this fraction of the links at random (network stays connected); routing is "
+                        "recomputed for the damaged network")
+    p.add_argument("--fail-seed", type=int, default=0, help="seed of the failed-link draw (default 0)")
+
+
+def network_from(args):
+    """The SPEC's network, with --fail-links applied."""
+    net = build(args.spec, p=args.p)
+    if args.fail_links:
+        if not 0 < args.fail_links < 1:
+            raise ParameterError(f"--fail-links={args.fail_links}: must be a fraction in (0, 1)")
+        net = net.without_links(fraction=args.fail_links, seed=args.fail_seed)
+    return net
 
 
 def params_from(args, net):
@@ -51,7 +65,7 @@ def run(args) -> Result:
 
     if not 0 <= args.load <= 1:
         raise ParameterError(f"--load={args.load}: must be in 0..1 flits/cycle/endpoint")
-    net = build(args.spec, p=args.p)
+    net = network_from(args)
     params = params_from(args, net)
     bar = tqdm(total=args.warmup + args.cycles, desc="cycles", unit="cyc", file=sys.stderr, leave=False)
     try:
@@ -61,7 +75,8 @@ def run(args) -> Result:
         raise ParameterError(str(e)) from None
     finally:
         bar.close()
-    d = {"spec": net.spec or net.name, "routers": net.num_routers, **d}
-    keys = ["routing", "traffic", "load", "offered", "accepted", "latency_mean", "latency_p99", "hops_mean",
+    d = {"spec": net.spec or net.name, "routers": net.num_routers, "failed_links": len(net.attrs.get("failed_links", ())),
+         **d}
+    keys = ["routing", "failed_links", "traffic", "load", "offered", "accepted", "latency_mean", "latency_p99", "hops_mean",
             "lost", "vcs", "depth", "seconds", "router_cycles_per_second"]
     return Result(d, table([(k, d[k]) for k in keys]))

@@ -6,11 +6,10 @@ import sys
 
 from tqdm import tqdm
 
-from topologies import build
 from topologies.errors import ParameterError
 
 from . import Result, table
-from .sim import add_common, params_from
+from .sim import add_common, network_from, params_from
 
 
 def parse_loads(text: str) -> list[float]:
@@ -36,7 +35,7 @@ def run(args) -> Result:
     from sim.experiment import plot_sweeps, saturation, sweep
     from sim.network_sim import DeadlockDetected
 
-    net = build(args.spec, p=args.p)
+    net = network_from(args)
     loads = parse_loads(args.loads)
     routings = [r.strip() for r in args.routing.split(",") if r.strip()]
     curves, sats = {}, {}

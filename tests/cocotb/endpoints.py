@@ -140,5 +140,7 @@ class EjectChecker:
                 "model_only": [{"endpoint": e, "packet": key // eps.L, "seq": key % eps.L}
                                for e, key in want if (e, inj.get(key, -1)) not in have][:4]}
             return False
+        for _, key in want:                      # checked: forget (long runs stay flat in memory)
+            inj.pop(key, None)
         self.count += len(got)
         return True

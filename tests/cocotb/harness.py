@@ -114,9 +114,13 @@ def run(meta: dict, test_module: str, extra_env: dict | None = None, testcase=No
     env = {"PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE), os.environ.get("PYTHONPATH", "")])}
     env.update(extra_env or {})
     results = bdir / f"results-{test_module}-{os.getpid()}.xml"
-    runner.test(test_module=test_module, hdl_toplevel=meta["toplevel"], hdl_toplevel_lang="verilog",
-                build_dir=bdir / "sim", test_dir=HERE,
-                extra_env=env, results_xml=str(results), testcase=testcase, log_file=bdir / f"test-{os.getpid()}.log")
+    try:
+        runner.test(test_module=test_module, hdl_toplevel=meta["toplevel"], hdl_toplevel_lang="verilog",
+                    build_dir=bdir / "sim", test_dir=HERE, extra_env=env, results_xml=str(results),
+                    testcase=testcase, log_file=bdir / f"test-{os.getpid()}.log")
+    except SystemExit:            # the runner exits when a cocotb test failed; the results say which
+        if not results.exists():
+            raise
     out = []
     for case in ET.parse(results).getroot().iter("testcase"):
         fail = case.find("failure")

@@ -1,10 +1,16 @@
 """Run the `sim` model and the Verilated network on the same packets (pytest-free, shared by
-tests/test_cocotb_network.py and benchmarks/bench_hdl.py).
+tests/test_cocotb_network.py, benchmarks/bench_hdl.py and benchmarks/soak.py).
 
 `lockstep(spec, routing, vcs, load, cycles)` runs `NetworkSim` (uniform random traffic), builds
 (or reuses) the Verilator model of the whole network (`hdl.network.network_verilog`, packed
 endpoint buses, one router module as a Verilator hierarchical block), replays the model's packets
 through network_bench.py and returns (cocotb results, report, build info, model).
+
+Link failures (`fail`): the model runs on the network with that fraction of its links failed
+(`Network.without_links(fraction=fail, seed=seed)`) and routing recomputed for it; the RTL keeps
+the intact wiring (a failed link is one that no route uses) and gets the damaged network's tables
+(min, polarized) or PolarStar exception CAM through its `load` port, as a deployed network would
+be reconfigured.
 """
 from __future__ import annotations
 
@@ -13,45 +19,67 @@ import pathlib
 import tempfile
 
 import numpy as np
+from amaranth.hdl import Shape
 
 import harness
-from hdl.network import network_verilog
-from hdl.routing_units import table_rows
-from sim.flit import bits_for, flit_layout
+from hdl.network import network_verilog, plan
+from hdl.routing_units import exception_entries
+from routing_logic.registry import make_routing
+from sim.flit import bits_for
 from sim.network_sim import NetworkSim
 from sim.params import RouterParams
 from topologies import build
 
 
-def lockstep(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: int = 1, tmp=None, name=None,
-             tamper=None):
-    """`tamper(trace) -> trace` alters the model's trace before the comparison (to test the report)."""
+def network_build(spec: str, routing: str, vcs: int, fail: float = 0.0, seed: int = 1, routing_obj=None,
+                  name=None):
+    """(build meta, NetworkTop plan, endpoint/load config) for the network's RTL."""
     net = build(spec)
     params = RouterParams(vcs=vcs)
-    model = NetworkSim(net, routing, params, "uniform", load, seed=seed, trace=4 * cycles * net.num_endpoints + 16)
-    model.run(cycles)
-    pk = model.packets()
-    key = f"{spec}|{routing}|{params}"
+    if routing_obj is None:
+        model_net = net.without_links(fraction=fail, seed=seed) if fail else net
+        kw = {"buffer_depth": params.depth} if routing == "polarized" else {}
+        routing_obj = make_routing(routing, model_net, vcs=vcs, **kw)
+    top = plan(net, routing, params, routing_obj=routing_obj)
+    key = f"{spec}|{routing}|{params}|C={top.C}"
     name = name or f"net-{net.num_routers}-{routing}-v{vcs}"
+    K = exception_entries(routing_obj)
+    if K or len(routing_obj.net.attrs.get("failed_links", ())):
+        key += f"|K={K}"
+        name += f"-c{top.C}" + (f"-k{K}" if K else "")
 
     def make_verilog():
-        text, _ = network_verilog(net, routing, params, shared=True, packed=True, routing_obj=model.routing)
+        text, _ = network_verilog(net, routing, params, shared=True, packed=True, routing_obj=routing_obj)
         return text, {"routers": net.num_routers, "endpoints": net.num_endpoints}
 
     meta = harness.build(name, key, make_verilog, "pstar_network", hier_blocks=["pstar_router"])
-    lay = flit_layout(net.num_routers, int(net.endpoints.max()), params)
     eps = net.endpoints.astype(np.int64)
     first = np.concatenate([[0], np.cumsum(eps)])
     ep_router = np.repeat(np.arange(net.num_routers), eps)
     cfg = {
-        "E": net.num_endpoints, "V": vcs, "B": params.depth, "L": params.packet_flits, "cycles": cycles,
-        "W": lay.size, "vb": bits_for(vcs),
-        "fields": {k: [f.offset, f.width] for k, f in lay},
+        "E": net.num_endpoints, "V": vcs, "B": params.depth, "L": params.packet_flits,
+        "W": top.layout.size, "vb": bits_for(vcs),
+        "fields": {k: [f.offset, f.width] for k, f in top.layout},
         "ep_router": ep_router.tolist(), "ep_local": (np.arange(net.num_endpoints) - first[ep_router]).tolist(),
     }
-    if routing != "polarstar":
-        cfg["load"] = [table_rows(routing, model.routing, r) for r in range(net.num_routers)]
-        cfg["load_bits"] = [bits_for(net.num_routers), bits_for(net.num_routers)]
+    if top.loadable:
+        cfg["load"] = [top.table_rows(r) for r in range(net.num_routers)]
+        cfg["load_bits"] = [bits_for(net.num_routers), Shape.cast(top.proto.unit.load_layout["addr"].shape).width]
+    return meta, top, cfg
+
+
+def lockstep(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: int = 1, tmp=None, name=None,
+             tamper=None, fail: float = 0.0):
+    """`tamper(trace) -> trace` alters the model's trace before the comparison (to test the report)."""
+    net = build(spec)
+    model_net = net.without_links(fraction=fail, seed=seed) if fail else net
+    params = RouterParams(vcs=vcs)
+    model = NetworkSim(model_net, routing, params, "uniform", load, seed=seed,
+                       trace=4 * cycles * net.num_endpoints + 16)
+    model.run(cycles)
+    pk = model.packets()
+    meta, top, cfg = network_build(spec, routing, vcs, fail, seed, routing_obj=model.routing, name=name)
+    cfg["cycles"] = cycles
     tmp = pathlib.Path(tmp or tempfile.mkdtemp(prefix="lockstep-"))
     base = tmp / "lockstep"
     base.parent.mkdir(parents=True, exist_ok=True)
