@@ -62,7 +62,7 @@ def soak_rtl(routing, load, cycles, fail=0.0, chunk=2000, seed=1):
     import harness
     from lockstep import network_build
     meta, top, cfg = network_build(SPEC, routing, vcs_for(routing), fail=fail, seed=seed)
-    cfg.update({"spec": SPEC, "routing": routing, "load": load, "seed": seed, "fail": fail, "chunk": chunk,
+    cfg.update({"spec": SPEC, "routing": routing, "offered": load, "seed": seed, "fail": fail, "chunk": chunk,
                 "cycles": cycles - cycles % chunk})
     with tempfile.TemporaryDirectory() as d:
         base = pathlib.Path(d) / "soak"

@@ -27,13 +27,14 @@ from topologies import build
 @cocotb.test()
 async def soak(dut):
     path = os.environ["PSTAR_SOAK"]
-    cfg = json.loads(open(path + ".json").read())
+    with open(path + ".json") as fh:
+        cfg = json.load(fh)
     net = build(cfg["spec"])
     if cfg.get("fail"):
         net = net.without_links(fraction=cfg["fail"], seed=cfg["seed"])
     params = RouterParams(vcs=cfg["V"])
     chunk, cycles = cfg["chunk"], cfg["cycles"]
-    model = NetworkSim(net, cfg["routing"], params, "uniform", cfg["load"], seed=cfg["seed"],
+    model = NetworkSim(net, cfg["routing"], params, "uniform", cfg["offered"], seed=cfg["seed"],
                        trace=4 * chunk * net.num_endpoints + 16)
     cocotb.start_soon(Clock(dut.clk, 2, unit="ns").start())
     await reset_and_load(dut, cfg)
@@ -48,7 +49,7 @@ async def soak(dut):
         model.run(chunk)
         k = model.num_packets
         if eps is None:
-            eps = Endpoints(cfg, (model.pk_src, model.pk_dst, model.pk_ctime))
+            eps = Endpoints(cfg, (model.pk_src[:k], model.pk_dst[:k], model.pk_ctime[:k]))
             checker = EjectChecker(eps, np.zeros((0, 4), dtype=np.int64))
         else:                      # new packets of this chunk join the replay
             eps.src, eps.dst = model.pk_src, model.pk_dst
