@@ -15,6 +15,10 @@ from amaranth.lib.wiring import In, Out
 
 
 class VCBuffer(wiring.Component):
+    # entries a VC accepts beyond `depth`: always 0; the formal mutation test sets 1 (the full
+    # flag off by one) to show that the FIFO proof catches it (tests/test_formal.py)
+    _slack = 0
+
     def __init__(self, vcs: int, depth: int, width: int):
         for name, v in (("vcs", vcs), ("depth", depth), ("width", width)):
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
@@ -43,7 +47,7 @@ class VCBuffer(wiring.Component):
         for v in range(V):
             rp = mem.read_port(domain="comb")
             m.d.comb += [rp.addr.eq(v * B + head[v]), self.front[v].eq(rp.data)]
-            write = self.w_valid & (wvc == v) & (self.count[v] < B)
+            write = self.w_valid & (wvc == v) & (self.count[v] < B + self._slack)
             pop = self.pop & (pvc == v) & (self.count[v] > 0)
             with m.If(write):
                 m.d.sync += tail[v].eq(Mux(tail[v] == B - 1, 0, tail[v] + 1))
@@ -61,7 +65,7 @@ class VCBuffer(wiring.Component):
         full = Signal()
         for v in range(V):
             with m.If(wvc == v):
-                m.d.comb += full.eq(self.count[v] == B)
+                m.d.comb += full.eq(self.count[v] == B + self._slack)
         m.d.comb += [
             wp.addr.eq(wvc * B + tail_sel),
             wp.data.eq(self.w_data),

@@ -1,0 +1,1 @@
+"""Formal proofs of the router's flow-control invariants (SymbiYosys via YoWASP; see runner.py)."""
