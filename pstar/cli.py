@@ -16,9 +16,14 @@ from topologies.errors import ParameterError
 COMMANDS = ["demo", "topology", "design_space", "metrics", "hostswitch", "route", "sim", "sweep", "verilog"]
 
 
+def one_line(message: str) -> str:
+    """The message with control characters escaped, so that it stays one line on any terminal."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(message))
+
+
 class OneLineParser(argparse.ArgumentParser):
     def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        self.exit(2, f"{self.prog}: error: {one_line(message)}\n")
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -39,7 +44,7 @@ def main(argv=None) -> int:
     try:
         result = args._run(args)
     except ParameterError as e:
-        print(f"pstar {args.command}: error: {e}", file=sys.stderr)
+        print(f"pstar {args.command}: error: {one_line(e)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("pstar: interrupted", file=sys.stderr)

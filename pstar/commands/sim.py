@@ -30,6 +30,19 @@ def add_common(p):
     p.add_argument("--fail-seed", type=int, default=0, help="seed of the failed-link draw (default 0)")
 
 
+def check_names(args):
+    """Routing and traffic names, checked before any progress bar starts."""
+    from sim.network_sim import MODES
+    from sim.traffic import PATTERNS
+    for r in str(args.routing).split(","):
+        if r.strip() not in MODES:
+            raise ParameterError(f"--routing={r.strip()!r}: unknown; allowed: {', '.join(MODES)}")
+    if args.traffic not in PATTERNS:
+        raise ParameterError(f"--traffic={args.traffic!r}: unknown; allowed: {', '.join(PATTERNS)}")
+    if args.cycles < 1 or args.warmup < 0:
+        raise ParameterError(f"--cycles={args.cycles}, --warmup={args.warmup}: need cycles >= 1 and warmup >= 0")
+
+
 def network_from(args):
     """The SPEC's network, with --fail-links applied."""
     net = build(args.spec, p=args.p)
@@ -65,9 +78,10 @@ def run(args) -> Result:
 
     if not 0 <= args.load <= 1:
         raise ParameterError(f"--load={args.load}: must be in 0..1 flits/cycle/endpoint")
+    check_names(args)
     net = network_from(args)
     params = params_from(args, net)
-    bar = tqdm(total=args.warmup + args.cycles, desc="cycles", unit="cyc", file=sys.stderr, leave=False)
+    bar = tqdm(total=args.warmup + args.cycles, desc="cycles", unit="cyc", file=sys.stderr, leave=False, delay=1)
     try:
         d = run_point(net, args.routing, args.traffic, args.load, params, args.warmup, args.cycles, seed=args.seed,
                       progress=lambda k: bar.update(min(k, bar.total - bar.n)))

@@ -9,7 +9,7 @@ from tqdm import tqdm
 from topologies.errors import ParameterError
 
 from . import Result, table
-from .sim import add_common, network_from, params_from
+from .sim import add_common, check_names, network_from, params_from
 
 
 def parse_loads(text: str) -> list[float]:
@@ -35,11 +35,12 @@ def run(args) -> Result:
     from sim.experiment import plot_sweeps, saturation, sweep
     from sim.network_sim import DeadlockDetected
 
+    check_names(args)
     net = network_from(args)
     loads = parse_loads(args.loads)
     routings = [r.strip() for r in args.routing.split(",") if r.strip()]
     curves, sats = {}, {}
-    bar = tqdm(total=len(loads) * len(routings), desc="load points", file=sys.stderr, leave=False)
+    bar = tqdm(total=len(loads) * len(routings), desc="load points", file=sys.stderr, leave=False, delay=1)
     try:
         for r in routings:
             args.routing = r
