@@ -121,6 +121,10 @@ class Router(wiring.Component):
         }
         if router_id is None:
             members["id"] = In(self.id_bits)
+        # credits per (network output, output VC); created here so a formal harness can read them
+        B = params.depth
+        self.credit_counters = [[Signal(range(B + 1), init=B, name=f"credits_{o}_{w}") for w in range(V)]
+                                for o in range(ports)]
         if self.unit.loadable:
             members["load"] = In(stream.Signature(self.unit.load_layout, always_ready=True))
         super().__init__(members)
@@ -194,7 +198,7 @@ class Router(wiring.Component):
         alloc_o = [[Signal(ob, name=f"alloc_o_{i}_{v}") for v in range(V)] for i in range(P)]
         alloc_w = [[Signal(wb, name=f"alloc_w_{i}_{v}") for v in range(V)] for i in range(P)]
         busy = [[Signal(name=f"busy_{o}_{w}") for w in range(V)] for o in range(P)]
-        credits = [[Signal(range(B + 1), init=B, name=f"credits_{o}_{w}") for w in range(V)] for o in range(R)]
+        credits = self.credit_counters
 
         # ---- RC/VA: each input VC picks its best free candidate ---------------------------
         kb = max(1, (B + (1 << pb) - 1).bit_length())           # key = occupancy + priority

@@ -6,7 +6,7 @@ hdl/formal/properties.py has the harnesses; each proof must pass, and a delibera
 import pytest
 
 from hdl.buffer import VCBuffer
-from hdl.formal.properties import arbiter_harness, fifo_harness, pick_harness
+from hdl.formal.properties import arbiter_harness, fifo_harness, pick_harness, router_harness
 from hdl.formal.runner import prove
 
 # (name, harness, mode, depth): k-induction where it closes; the FIFO's induction needs invariants
@@ -16,6 +16,10 @@ PROOFS = [
     ("round_robin_pick", lambda: pick_harness(5), "prove", 2),
     ("round_robin_arbiter_fairness", lambda: arbiter_harness(4), "prove", 8),
     ("vc_fifo_order_no_overflow", lambda: fifo_harness(2, 3, 2), "bmc", 12),
+    # a whole router (4 ports, 2 VCs, 2-flit buffers, 2-flit packets): depth 6 takes ~90 s, depth 7
+    # more than 8 minutes with boolector; 6 cycles let two packets from different inputs contend
+    # for one output VC and exhaust its credits
+    ("router_credits_and_packet_order", lambda: router_harness(2, 2, 2), "bmc", 6),
 ]
 
 
@@ -40,4 +44,11 @@ def test_pointer_that_never_moves_fails_fairness(tmp_path):
     """Without pointer updates a requester can starve: the fairness property must fail."""
     harness, ports = arbiter_harness(4, commit=False)
     r = prove(harness, ports, "stuck_arbiter", mode="prove", depth=8, workdir=tmp_path)
+    assert not r.passed and "FAIL" in r.status, r.status
+
+
+def test_dishonest_downstream_breaks_credit_conservation(tmp_path):
+    """Credits returned for flits never sent push a counter past depth: the check must fail."""
+    harness, ports = router_harness(2, 2, 2, honest_downstream=False)
+    r = prove(harness, ports, "router_bad_env", mode="bmc", depth=3, workdir=tmp_path)
     assert not r.passed and "FAIL" in r.status, r.status

@@ -10,6 +10,8 @@ with any value in every cycle; `Assume` narrows that only where the contract doe
   after the pointer.
 * `arbiter_harness`: `RoundRobinArbiter` used as VA / output arbiters use it (commit every grant):
   one-hot grants to requesters, and a requester that stays asserted is granted within n cycles.
+* `router_harness`: a small `Router`: output credit counters conserved (in [0, depth]) and
+  packets never interleaved on an output VC (see its docstring for the environment).
 """
 from __future__ import annotations
 
@@ -90,3 +92,81 @@ def arbiter_harness(n: int = 4, commit: bool = True):
 
 
 __all__ = ["fifo_harness", "pick_harness", "arbiter_harness"]
+
+
+def router_harness(vcs: int = 2, depth: int = 2, packet_flits: int = 2, honest_downstream: bool = True):
+    """A small `Router` (router 0 of ER_2 with one endpoint: 3 network ports + 1 local, table
+    minimal routing) between a well-behaved environment and the checks:
+
+    Assumed (the contract's environment): upstream sends on input VC v only with a credit for it
+    (it counts the router's credit returns), as whole packets per input VC (head first, tail
+    last, the same packet id); downstream returns a credit on output VC w only for a flit it got.
+    Asserted: every output credit counter plus the flits outstanding downstream equals depth (so
+    it stays in [0, depth]); on every output VC a packet's flits leave head first, tail last, with
+    one packet id, never interleaved with another packet.
+    Flit contents are otherwise free: destinations, hops and payloads are any value.
+    honest_downstream=False drops the credit assumption (then the credit check must fail).
+    """
+    from sim.flit import flit_layout
+    from sim.params import RouterParams
+    from topologies import build
+
+    from ..router import Router
+    from ..routing_units import TableMinimalUnit
+
+    net = build("er:q=2").with_endpoints(1)
+    prm = RouterParams(vcs=vcs, depth=depth, packet_flits=packet_flits, payload_bits=1)
+    lay = flit_layout(net.num_routers, 1, prm)
+    R = int(net.ports.max())
+    m = Module()
+    dut = Router(R, 1, prm, lay, lambda lanes: TableMinimalUnit(net, lanes, router=0), net.num_routers,
+                 min(vcs, 3), router_id=0)
+    m.submodules.dut = dut
+    P = dut.P
+    free = []
+    for i in range(P):
+        valid, flit = Signal(name=f"in_valid{i}"), Signal(lay, name=f"in_flit{i}")
+        free += [valid, flit.as_value()]
+        m.d.comb += [dut.flit_in[i].valid.eq(valid), dut.flit_in[i].payload.eq(flit)]
+        cr_out = dut.credit_out[i]
+        for v in range(vcs):
+            up = Signal(range(depth + 1), init=depth, name=f"up_credit{i}_{v}")
+            is_open = Signal(name=f"in_open{i}_{v}")
+            pk = Signal(len(flit.packet), name=f"in_pk{i}_{v}")
+            seq = Signal(range(packet_flits + 1), name=f"in_seq{i}_{v}")
+            send = valid & (flit.vc == v)
+            ret = cr_out.valid & (cr_out.payload == v)
+            m.d.sync += up.eq(up - send + ret)
+            with m.If(send):
+                m.d.comb += [Assume(up > 0), Assume(flit.head == ~is_open), Assume(flit.seq == seq),
+                             Assume(flit.tail == (seq == packet_flits - 1))]
+                with m.If(is_open):
+                    m.d.comb += Assume(flit.packet == pk)
+                m.d.sync += [is_open.eq(~flit.tail), pk.eq(flit.packet),
+                             seq.eq(Mux(flit.tail, 0, seq + 1))]
+        m.d.comb += Assume(~valid | (flit.vc < vcs))
+    for o in range(P):
+        out = dut.flit_out[o]
+        fl = out.payload
+        if o < R:
+            cv, cvc = Signal(name=f"cr_valid{o}"), Signal(range(vcs), name=f"cr_vc{o}")
+            free += [cv, cvc]
+            m.d.comb += [dut.credit_in[o].valid.eq(cv), dut.credit_in[o].payload.eq(cvc)]
+        for w in range(vcs):
+            is_open = Signal(name=f"out_open{o}_{w}")
+            pk = Signal(len(fl.packet), name=f"out_pk{o}_{w}")
+            leave = out.valid & (fl.vc == w)
+            with m.If(leave):
+                m.d.comb += Assert(fl.head == ~is_open)
+                with m.If(is_open):
+                    m.d.comb += Assert(fl.packet == pk)
+                m.d.sync += [is_open.eq(~fl.tail), pk.eq(fl.packet)]
+            if o < R:
+                owed = Signal(range(depth + 2), name=f"owed{o}_{w}")
+                back = cv & (cvc == w)
+                if honest_downstream:
+                    m.d.comb += Assume(~back | (owed > 0))
+                m.d.sync += owed.eq(owed + leave - back)
+                m.d.comb += [Assert(dut.credit_counters[o][w] + owed == depth),
+                             Assert(dut.credit_counters[o][w] <= depth)]
+    return m, free
