@@ -102,3 +102,21 @@ def test_build_with_endpoints():
     net = build("polarstar:q=3,supernode=iq,degree=3", p=4)
     assert net.num_endpoints == 416
     assert build("polarstar:q=11").num_endpoints == 5 * 1064
+
+
+@pytest.mark.parametrize("corrupt,message", [
+    (lambda L: L.__setitem__(3, [L[3][0], 99, L[3][2], L[3][3]]), r"links\[3\]: port_a=99 out of range"),
+    (lambda L: L.__setitem__(2, [L[2][0], L[2][1], 50, 0]), r"links\[2\]: router_b=50 is not a router"),
+    (lambda L: L.__setitem__(1, [1, 0, 1, 1]), r"links\[1\]: self-link on router 1"),
+    (lambda L: L.append([L[0][0], L[0][1], 3, 1]), r"links\[5\]: port_a of router 0 is already used"),
+    (lambda L: L.__setitem__(4, [0, "1", 2, 0]), r"links\[4\]=.* must be \[router_a"),
+], ids=["port-out-of-range", "dangling", "self-link", "port-used-twice", "wrong-type"])
+def test_json_netlist_errors_name_the_first_bad_entry(tmp_path, corrupt, message):
+    net = Network.from_edges("ring", 5, [(i, (i + 1) % 5) for i in range(5)], endpoints=1)
+    d = to_json_dict(net)
+    d["ports"] = [2] * 5
+    corrupt(d["links"])
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(d))
+    with pytest.raises(ParameterError, match=message):
+        load_json(path)
