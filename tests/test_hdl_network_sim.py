@@ -27,7 +27,7 @@ SPEC = "polarstar:q=2,supernode=complete,degree=0"       # 7 routers, 3 network 
 def test_amaranth_network_lockstep(routing, vcs, alloc_iters):
     net = build(SPEC)
     params = RouterParams(vcs=vcs, alloc_iters=alloc_iters)
-    cycles = 400
+    cycles = 250
     model = NetworkSim(net, routing, params, "uniform", 0.7, seed=5, trace=100_000)
     model.run(cycles)
     top = NetworkTop(net, routing, params, routing_obj=model.routing, shared=False)
