@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from amaranth.hdl import ClockDomain, ClockSignal, Const, Elaboratable, Instance, Module, ResetSignal, Signal
+from amaranth.hdl import ClockDomain, Const, Elaboratable, Instance, Module, Signal
+from amaranth.lib import io
 from amaranth.lib.cdc import ResetSynchronizer
 
 from topologies.errors import ParameterError
@@ -96,7 +97,7 @@ class BoardTop(Elaboratable):
         m = Module()
         m.submodules.inner = inner = self.inner
         if self.pll is not None:
-            clk_in = platform.request(platform.default_clk, dir="i")
+            m.submodules.clk_buf = clk_in = io.Buffer("i", platform.request(platform.default_clk, dir="-"))
             m.domains.sync = cd = ClockDomain("sync")
             locked = Signal()
             p = self.pll
@@ -114,10 +115,13 @@ class BoardTop(Elaboratable):
                 o_CLKOP=cd.clk, o_LOCK=locked)
             platform.add_clock_constraint(cd.clk, p["freq_mhz"] * 1e6)
             m.submodules.rst_sync = ResetSynchronizer(~locked, domain="sync")
-        uart = platform.request("uart", 0)
-        m.d.comb += [inner.uart_rx.eq(uart.rx.i), uart.tx.o.eq(inner.uart_tx)]
+        uart = platform.request("uart", 0, dir="-")
+        m.submodules.uart_rx = rx = io.Buffer("i", uart.rx)
+        m.submodules.uart_tx = tx = io.Buffer("o", uart.tx)
+        m.d.comb += [inner.uart_rx.eq(rx.i), tx.o.eq(inner.uart_tx)]
         for k in range(self.board.leds):
-            m.d.comb += platform.request("led", k).o.eq(inner.leds[k])
+            m.submodules[f"led{k}"] = led = io.Buffer("o", platform.request("led", k, dir="-"))
+            m.d.comb += led.o.eq(inner.leds[k])
         return m
 
 

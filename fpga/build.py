@@ -28,7 +28,7 @@ import time
 
 from topologies.errors import ParameterError
 
-from .boards import BoardTop, get_board
+from .boards import BoardTop, ecp5_pll_params, get_board
 from .report import diagnose, read_report
 
 DESIGNS = ("router", "network")
@@ -65,7 +65,7 @@ def _int(name, v, lo, hi):
 
 
 def validate(cfg: FpgaConfig):
-    """Check every option before anything slow runs; -> (board, net, params, freq)."""
+    """Check every option before anything slow runs; -> (board, net, params, freq, routing)."""
     from sim.params import RouterParams
     from topologies import build as build_net
 
@@ -81,6 +81,10 @@ def validate(cfg: FpgaConfig):
     freq = cfg.freq_mhz if cfg.freq_mhz is not None else (100.0 if board.pll else board.clock_mhz)
     if not isinstance(freq, (int, float)) or not 1 <= freq <= 400:
         raise ParameterError(f"freq={freq!r}: must be a clock in 1..400 MHz")
+    if board.pll:
+        freq = ecp5_pll_params(board.clock_mhz, freq)["freq_mhz"] if freq != board.clock_mhz else freq
+    elif abs(freq - board.clock_mhz) > 1e-6:
+        raise ParameterError(f"freq={freq:g}: the {board.name} top runs at its {board.clock_mhz:g} MHz board clock")
     net = build_net(cfg.spec)
     R = int(net.ports.max())
     if cfg.ports is not None:
@@ -90,16 +94,33 @@ def validate(cfg: FpgaConfig):
         raise ParameterError(f"ports: {cfg.spec} has no endpoints; give --ports > {R}")
     _int("router", cfg.router, 0, net.num_routers - 1)
     params = RouterParams(vcs=cfg.vcs, depth=cfg.depth, payload_bits=cfg.flit_width)
-    return board, net, params, float(freq)
+    return board, net, params, float(freq), routing_for(cfg, net, params)
 
 
-def make_inner(cfg: FpgaConfig, net, params, freq_mhz: float):
+def routing_for(cfg: FpgaConfig, net, params):
+    """The routing_logic object of the design. A network must be deadlock-free with its V (the
+    channel-dependency check of routing_logic); a lone router with emulated neighbours that
+    always drain cannot deadlock, so it may have fewer VCs than classes (C is capped at V)."""
+    from routing_logic.registry import make_routing
+    kw = {"vcs": params.vcs}
+    if cfg.routing == "polarized":
+        kw["buffer_depth"] = params.depth
+    if cfg.design == "network":
+        need = int(make_routing(cfg.routing, net, check_deadlock=False, **kw).default_vcs())
+        if params.vcs < need:
+            raise ParameterError(f"vcs={params.vcs}: routing {cfg.routing} on {net.spec or cfg.spec} needs at least "
+                                 f"{need} VCs to be deadlock-free")
+        return make_routing(cfg.routing, net, **kw)
+    return make_routing(cfg.routing, net, check_deadlock=False, **kw)
+
+
+def make_inner(cfg: FpgaConfig, net, params, freq_mhz: float, routing):
     """The board-independent traffic top of the design (fpga.tops)."""
     from .tops import NetworkTrafficTop, RouterTrafficTop
     divisor = max(2, round(freq_mhz * 1e6 / BAUD))
     if cfg.design == "network":
-        return NetworkTrafficTop(net, cfg.routing, params, divisor=divisor)
-    return RouterTrafficTop(net, cfg.routing, params, divisor=divisor, router=cfg.router)
+        return NetworkTrafficTop(net, cfg.routing, params, divisor=divisor, routing_obj=routing)
+    return RouterTrafficTop(net, cfg.routing, params, divisor=divisor, router=cfg.router, routing_obj=routing)
 
 
 class _Progress:
@@ -162,8 +183,19 @@ def default_build_dir(cfg: FpgaConfig) -> pathlib.Path:
     return pathlib.Path("build") / "fpga" / f"{cfg.board}-{cfg.design}-{cfg.key()}"
 
 
-def build(cfg: FpgaConfig, progress: bool = True) -> dict:
-    board, net, params, freq = validate(cfg)
+def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False) -> dict:
+    """Build `cfg` to a bitstream and return its figures; `dry_run` only checks the options and
+    returns what would be built."""
+    board, net, params, freq, routing = validate(cfg)
+    if dry_run:
+        from sim.flit import flit_layout
+        out_dir = pathlib.Path(cfg.build_dir) if cfg.build_dir else default_build_dir(cfg)
+        return {"board": board.name, "family": board.family, "design": cfg.design, "spec": net.spec or cfg.spec,
+                "routing": cfg.routing, "routers": net.num_routers if cfg.design == "network" else 1,
+                "ports": int(net.ports.max()) + int(net.endpoints.max()), "vcs": params.vcs,
+                "depth": params.depth, "flit_width": params.payload_bits,
+                "flit_bits": flit_layout(net.num_routers, int(net.endpoints.max()), params).size,
+                "clock_mhz": freq, "build_dir": str(out_dir)}
     env = tool_env()
     out_dir = pathlib.Path(cfg.build_dir) if cfg.build_dir else default_build_dir(cfg)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -175,7 +207,7 @@ def build(cfg: FpgaConfig, progress: bool = True) -> dict:
         sys.stderr.write(f"[fpga] log: {log_path}\n")
     t_start = time.monotonic()
     prog.set("elaborating (Amaranth)")
-    inner = make_inner(cfg, net, params, freq)
+    inner = make_inner(cfg, net, params, freq, routing)
     top = BoardTop(inner, board, freq)
     platform = board.make_platform()
     nextpnr_opts = f"--report report.json --timing-allow-fail --seed {cfg.seed}"

@@ -104,3 +104,19 @@ def test_other_commands(cmd, spec, opts):
             v = "/nonexistent-dir/x." + v
         argv += [k, v]
     check(argv)
+
+
+@FUZZ
+@given(st.one_of(small_spec, specs()),
+       st.lists(st.tuples(st.sampled_from(["--board", "--design", "--routing", "--ports", "--vcs", "--depth",
+                                           "--flit-width", "--freq", "--router", "--seed"]),
+                          st.one_of(value, st.sampled_from(["ulx3s-85f", "icebreaker", "router", "network",
+                                                            "polarstar", "min"]))), max_size=5))
+def test_fpga_build_options(spec, opts):
+    """`pstar fpga build --dry-run`: every option is checked before any tool runs."""
+    argv = ["fpga", "build", spec, "--dry-run"]
+    for k, v in opts:
+        argv += [k, v]
+    if "--board" not in argv:
+        argv += ["--board", "ulx3s-85f"]
+    check(argv)

@@ -1,0 +1,131 @@
+"""The area/Fmax sweep of one router on the ECP5-85F (`pstar fpga sweep`), with its table and plot.
+
+Two families of points, each a full Yosys + nextpnr build of the router design (one router with
+traffic generators and checkers on every port, fpga/tops.py) at a 100 MHz constraint:
+
+* `router-P{P}-V{V}-B{B}-W{W}`: the router with the arithmetic PolarStar unit for P ∈ {4, 8, 16}
+  ports (PolarStar q=2 IQ d'=0, q=3 IQ d'=3 and q=11 IQ d'=3, each with one endpoint, so
+  P = q + 1 + d' + 1), V ∈ {2, 4}, B ∈ {4, 8}, W ∈ {32, 64} data bits per flit.
+* `unit-{polarstar|min}-q{q}`: the same router (PolarStar q IQ d'=3, one endpoint, V = 4, B = 8,
+  W = 32) with the arithmetic unit or the table unit, for q ∈ {3, 5, 7, 11}.
+
+Results are appended to OUT.json as each point finishes (a rerun skips the points already there
+unless named in `only`), and OUT.md / OUT.png are rewritten from all of them.
+"""
+from __future__ import annotations
+
+import json
+import pathlib
+import sys
+
+from topologies.errors import ParameterError
+
+from .build import FpgaConfig, build
+
+PORT_SPECS = {4: "polarstar:q=2,supernode=iq,degree=0", 8: "polarstar:q=3,supernode=iq,degree=3",
+              16: "polarstar:q=11,supernode=iq,degree=3"}
+UNIT_QS = (3, 5, 7, 11)
+
+
+def points(quick: bool = False) -> dict:
+    pts = {}
+    for P, spec in PORT_SPECS.items():
+        for V in (2, 4):
+            for B in (4, 8):
+                for W in (32, 64):
+                    pts[f"router-P{P}-V{V}-B{B}-W{W}"] = FpgaConfig(
+                        board="ulx3s-85f", design="router", spec=spec, routing="polarstar", ports=P, vcs=V,
+                        depth=B, flit_width=W)
+    for q in UNIT_QS:
+        for unit in ("polarstar", "min"):
+            spec = f"polarstar:q={q},supernode=iq,degree=3"
+            pts[f"unit-{unit}-q{q}"] = FpgaConfig(board="ulx3s-85f", design="router", spec=spec, routing=unit,
+                                                  ports=q + 1 + 3 + 1, vcs=4, depth=8, flit_width=32)
+    if quick:
+        keep = ("router-P4-V2-B4-W32", "router-P4-V4-B8-W64", "unit-polarstar-q3", "unit-min-q3")
+        pts = {k: pts[k] for k in keep}
+    return pts
+
+
+def run_sweep(quick: bool = False, out: str = "docs/fpga_sweep", only: str | None = None) -> list[dict]:
+    pts = points(quick)
+    names = [s.strip() for s in only.split(",")] if only else None
+    if names:
+        bad = [n for n in names if n not in pts]
+        if bad:
+            raise ParameterError(f"only={bad[0]!r}: not a sweep point; e.g. {', '.join(list(pts)[:3])}")
+    out = pathlib.Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    path = out.with_suffix(".json")
+    done = json.loads(path.read_text()) if path.exists() else {}
+    todo = [n for n in pts if (names is None and n not in done) or (names is not None and n in names)]
+    for i, name in enumerate(todo):
+        sys.stderr.write(f"[sweep] {i + 1}/{len(todo)} {name}\n")
+        try:
+            rep = build(pts[name], progress=True)
+            rep.pop("utilization", None)
+        except ParameterError as e:
+            rep = {"error": str(e)}
+        rep["name"] = name
+        done[name] = rep
+        path.write_text(json.dumps(done, indent=1, sort_keys=True))
+    rows = [done[n] for n in pts if n in done]
+    out.with_suffix(".md").write_text(markdown(rows) + "\n")
+    if rows:
+        plot(rows, out.with_suffix(".png"))
+    return rows
+
+
+def markdown(rows: list[dict]) -> str:
+    head = "| point | routing | P | V | B | W | flit bits | LUT4 | FF | DP16KD | LUTRAM | Fmax (MHz) |\n" \
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"
+    lines = [head]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['name']} | | | | | | | {r['error']} | | | | |")
+            continue
+        lines.append(f"| {r['name']} | {r['routing']} | {r['ports']} | {r['vcs']} | {r['depth']} | {r['flit_width']} | "
+                     f"{r.get('flit_bits', '')} | {r.get('lut4', '')} | {r.get('ff', '')} | {r.get('bram', '')} | "
+                     f"{r.get('lutram', '')} | {r.get('fmax_mhz', '')} |")
+    return "\n".join(lines)
+
+
+def plot(rows: list[dict], path: pathlib.Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ok = [r for r in rows if "error" not in r]
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.5))
+    routers = [r for r in ok if r["name"].startswith("router-")]
+    for V in (2, 4):
+        for W, mk in ((32, "o"), (64, "s")):
+            for B, ls in ((4, ":"), (8, "-")):
+                pts = sorted((r["ports"], r["lut4"], r["fmax_mhz"]) for r in routers
+                             if r["vcs"] == V and r["flit_width"] == W and r["depth"] == B)
+                if pts:
+                    a1.plot([p[0] for p in pts], [p[1] for p in pts], ls, marker=mk, label=f"V={V} B={B} W={W}")
+    a1.set_xlabel("router ports P")
+    a1.set_ylabel("LUT4 (ECP5-85F)")
+    a1.set_xscale("log", base=2)
+    a1.set_yscale("log")
+    a1.set_title("Router with traffic harness: area")
+    a1.legend(fontsize=7)
+    units = [r for r in ok if r["name"].startswith("unit-")]
+    for unit, mk in (("polarstar", "o"), ("min", "s")):
+        pts = sorted((int(r["name"].split("-q")[1]), r["lut4"], r["fmax_mhz"]) for r in units if r["routing"] == unit)
+        if pts:
+            label = "arithmetic PolarStar unit" if unit == "polarstar" else "table unit (min)"
+            a2.plot([p[0] for p in pts], [p[1] for p in pts], "-", marker=mk, label=label)
+            for q, lut, f in pts:
+                a2.annotate(f"{f:.0f} MHz", (q, lut), fontsize=7, textcoords="offset points", xytext=(4, 4))
+    a2.set_xlabel("PolarStar q (IQ d'=3): routers = 8(q²+q+1)")
+    a2.set_ylabel("LUT4 of the router (V=4, B=8, W=32)")
+    a2.set_title("Routing unit: arithmetic vs table")
+    a2.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+__all__ = ["markdown", "points", "run_sweep"]

