@@ -22,6 +22,7 @@ def _common_build(p):
     p.add_argument("--seed", type=int, default=1, help="nextpnr placement seed (default 1)")
     p.add_argument("--build-dir", default=None, help="build directory (default build/fpga/<board>-<design>-<hash>)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument("--dry-run", action="store_true", help="check the options and print what would be built")
 
 
 def add_parser(sub):
@@ -56,8 +57,9 @@ def run(args) -> Result:
     cfg = FpgaConfig(board=args.board, design=args.design, spec=args.spec, routing=args.routing,
                      ports=args.ports, vcs=args.vcs, depth=args.depth, flit_width=args.flit_width,
                      freq_mhz=args.freq, router=args.router, seed=args.seed, build_dir=args.build_dir)
-    rep = build(cfg, progress=not args.quiet)
+    rep = build(cfg, progress=not args.quiet, dry_run=args.dry_run)
     keys = ["board", "design", "spec", "routing", "routers", "ports", "vcs", "depth", "flit_width", "flit_bits",
-            "lut4", "ff", "bram", "dsp", "lutram", "lc", "fmax_mhz", "constraint_mhz", "timing_met", "seconds",
+            "clock_mhz", "lut4", "ff", "bram", "dsp", "lutram", "lc", "fmax_mhz", "constraint_mhz", "timing_met", "seconds",
+            "build_dir",
             "bitstream", "log"]
     return Result(rep, table([(k, rep[k]) for k in keys if k in rep]))
