@@ -21,9 +21,9 @@ Stages of cycle t, all from start-of-cycle registers: VA (per input VC the best 
 per output VC a round-robin arbiter over input VCs i·V + v; grants take effect at t + 1), SA
 (input-first separable, `alloc_iters` iterations, round-robin arbiters with the contract's
 pointer rules), traversal (crossbar, credit decrement, tail releases the output VC) and credit
-return. Malformed flits (a head whose destination is not a router / endpoint, a body or tail at
-an input VC that holds no output VC) are popped in a cycle in which their input port sends
-nothing, their credit returned, and counted on `dropped`.
+return. Malformed flits are dropped by the rule of docs/microarchitecture.md ("Malformed
+flits"): popped in a cycle in which their input port sends nothing, their credit returned, and
+counted on `dropped`.
 """
 from __future__ import annotations
 
@@ -177,7 +177,10 @@ class Router(wiring.Component):
                          q.phase.eq(fl.phase)]
             ent = Signal(entry, name=f"arrive{i}")
             here = fl.dst == my_id
-            bad = fl.head & ((fl.dst >= N) | (here & (fl.dst_ep >= p)))
+            # every router has p local ports, so no router has endpoint dst_ep >= p: such a head is
+            # dropped where it enters (were it routed on, a head without tail would hold the
+            # output VCs of its path and take the next packet of its input VC along)
+            bad = fl.head & ((fl.dst >= N) | (fl.dst_ep >= p))
             m.d.comb += [ent.flit.eq(fl), ent.mask.eq(unit.answer[i].mask), ent.eject.eq(here), ent.bad.eq(bad)]
             if pb:
                 m.d.comb += ent.prio.eq(unit.answer[i].prio)

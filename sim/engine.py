@@ -17,6 +17,13 @@ MIN, NEXTHOP, POLARIZED, VALIANT, UGAL = 0, 1, 2, 3, 4
 # status codes returned by run_cycles
 OK, DEADLOCK, BAD_EJECT = 0, 1, 2
 
+# garbage (malformed) flits an endpoint can be made to send (NetworkSim.add_garbage): a head whose
+# destination router is >= N, a head whose destination endpoint index is >= p, a body flit and a
+# tail flit that follow no head. In the buffers and delay lines a garbage flit is
+# (pkt = garbage id, seq = -1 - kind); every legit flit has seq >= 0.
+G_BAD_DST, G_BAD_EP, G_BODY, G_TAIL = 0, 1, 2, 3
+GARBAGE_KINDS = ("bad_dst", "bad_ep", "body", "tail")
+
 
 @nb.njit(cache=True)
 def _choose(r, hops, src_r, dst_r, inter, phase, mode, R, V, B, nbr_r, dist, nexthop, credits, owner, pen, C):
@@ -151,8 +158,14 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters,
                gen_time, gen_pk, n_gen,
                # delay lines
                a_cnt, a_r, a_p, a_v, a_pkt, a_seq, c_cnt, c_r, c_p, c_v,
-               # counters: [injected flits, ejected flits, idle cycles, last move cycle, malformed]
-               counters, eject_hist, trace, trace_len, skip=-1):
+               # counters: [injected flits, ejected flits, idle cycles, last move cycle,
+               #            malformed flits dropped, garbage flits sent by endpoints]
+               counters, eject_hist, trace, trace_len,
+               # garbage flits: per id endpoint, kind, queue link, cycle sent, cycle dropped; per
+               # endpoint queue of due garbage; per router garbage flits in its buffers; garbage
+               # becoming due in [t0, t1), sorted by time
+               g_ep, g_kind, g_next, g_sent, g_drop, gq_head, gq_tail, r_garbage, ggen_time, ggen_id, n_ggen,
+               skip=-1):
     """Advance cycles [t0, t1). Router `skip` (>= 0) is simulated elsewhere (`sim.external`):
     its allocation stages do not run here, and the caller takes the flits and credits bound for it
     out of the delay lines before they are due."""
@@ -170,6 +183,7 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters,
     out_done = np.zeros(P, np.bool_)
     out_list = np.empty(P, np.int64)
     gi = 0
+    ggi = 0
     for t in range(t0, t1):
         slot = t % RING
         moved = False
@@ -183,6 +197,8 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters,
             f_seq[r, p, v, pos] = a_seq[slot, k]
             f_cnt[r, p, v] += 1
             router_flits[r] += 1
+            if a_seq[slot, k] < 0:
+                r_garbage[r] += 1
         a_cnt[slot] = 0
         for k in range(c_cnt[slot]):
             r = c_r[slot, k]
@@ -202,8 +218,43 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters,
                 q_head[e] = pk
             q_tail[e] = pk
             gi += 1
+        while ggi < n_ggen and ggen_time[ggi] == t:     # garbage joins its endpoint's garbage queue
+            g = ggen_id[ggi]
+            e = g_ep[g]
+            if gq_tail[e] >= 0:
+                g_next[gq_tail[e]] = g
+            else:
+                gq_head[e] = g
+            gq_tail[e] = g
+            ggi += 1
         # ---- endpoints inject one flit each ------------------------------------------------
         for e in range(ep_router.shape[0]):
+            g = gq_head[e]
+            if g >= 0 and q_sent[e] == 0:
+                # due garbage goes first, but only between packets, on the VC with the most credits
+                best = 0
+                for v in range(1, V):
+                    if ep_credit[e, v] > ep_credit[e, best]:
+                        best = v
+                if ep_credit[e, best] <= 0:
+                    continue
+                r = ep_router[e]
+                s2 = (t + LL) % RING
+                k = a_cnt[s2]
+                a_r[s2, k] = r
+                a_p[s2, k] = R + (e - ep_first[r])
+                a_v[s2, k] = best
+                a_pkt[s2, k] = g
+                a_seq[s2, k] = -1 - g_kind[g]
+                a_cnt[s2] = k + 1
+                ep_credit[e, best] -= 1
+                counters[5] += 1
+                moved = True
+                g_sent[g] = t
+                gq_head[e] = g_next[g]
+                if gq_head[e] < 0:
+                    gq_tail[e] = -1
+                continue
             pk = q_head[e]
             if pk < 0:
                 continue
@@ -247,7 +298,7 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters,
                     pos = f_head[r, i, v]
                     pk = f_pkt[r, i, v, pos]
                     if f_seq[r, i, v, pos] != 0:
-                        continue               # body without head: cannot happen in the model
+                        continue               # a body flit, or garbage: never requests
                     if mode == UGAL and pk_decided[pk] == 0:
                         _ugal_decide(r, ep_router[pk_dst[pk]], pk, pk_inter, pk_phase, samples, R, V, B, nbr_r,
                                      dist, credits)
@@ -357,7 +408,6 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters,
                     else:
                         e = ep_first[r] + (o - R)
                         if e != pk_dst[pk] or seq != pk_eseq[pk]:
-                            counters[4] += 1
                             return BAD_EJECT, t
                         pk_eseq[pk] = seq + 1
                         counters[1] += 1
@@ -379,6 +429,40 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters,
                         owner[r, o, w] = -1
                         alloc_o[r, i, v] = -1
                         alloc_w[r, i, v] = -1
+            # malformed flits (the RTL's rule, docs/microarchitecture.md): an input port that sent
+            # nothing in this cycle pops the front flit of its lowest VC whose front is malformed
+            # (a bad head; a body/tail at a VC holding no output VC, from start-of-cycle state: a
+            # port that sent nothing had none of its VCs changed by SA) and returns its credit.
+            # Only garbage flits can be malformed in the model.
+            if r_garbage[r] > 0:
+                for i in range(P):
+                    if in_done[i]:
+                        continue
+                    for v in range(V):
+                        if f_cnt[r, i, v] == 0:
+                            continue
+                        pos = f_head[r, i, v]
+                        seq = f_seq[r, i, v, pos]
+                        if seq >= 0 or (seq < -1 - G_BAD_EP and alloc_o[r, i, v] >= 0):
+                            continue
+                        f_head[r, i, v] = (pos + 1) % B
+                        f_cnt[r, i, v] -= 1
+                        router_flits[r] -= 1
+                        r_garbage[r] -= 1
+                        g_drop[f_pkt[r, i, v, pos]] = t
+                        counters[4] += 1
+                        moved = True
+                        sc = (t + CL) % RING
+                        kc = c_cnt[sc]
+                        if i < R:
+                            c_r[sc, kc] = nbr_r[r, i]
+                            c_p[sc, kc] = nbr_p[r, i]
+                        else:
+                            c_r[sc, kc] = ep_first[r] + (i - R)
+                            c_p[sc, kc] = -1
+                        c_v[sc, kc] = v
+                        c_cnt[sc] = kc + 1
+                        break
             # apply VA grants (visible from t + 1)
             for k in range(nreq):
                 ov = req_o[k] * V + req_w[k]
@@ -395,7 +479,7 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters,
         if moved:
             counters[2] = 0
             counters[3] = t
-        elif counters[0] > counters[1]:
+        elif counters[0] > counters[1] or counters[5] > counters[4]:
             counters[2] += 1
             if counters[2] >= watchdog:
                 return DEADLOCK, t

@@ -3,6 +3,12 @@
 Python owns set-up, packet generation (Bernoulli per endpoint per cycle, destinations from the
 traffic pattern, all drawn from one seeded Generator in chunks so runs are reproducible), the
 measurement windows and the checks; the compiled engine owns the cycles.
+
+`add_garbage(endpoints, cycles, kinds)` schedules malformed flits at endpoints (issue 8): each is
+sent by its endpoint like a flit of a packet, occupies a slot of its router's local input VC and is
+dropped by the RTL's rule (docs/microarchitecture.md, "Malformed flits"); `dropped` counts them.
+Garbage draws nothing from the run's Generator, so the legit traffic (packet ids, sources,
+destinations, creation cycles) is the same with and without it.
 """
 from __future__ import annotations
 
@@ -16,6 +22,7 @@ from topologies.errors import ParameterError
 from topologies.network import Network
 
 from . import engine
+from .flit import bits_for
 from .params import RouterParams
 from .traffic import make_pattern
 
@@ -108,7 +115,9 @@ class NetworkSim:
         self.a_r, self.a_p, self.a_v, self.a_pkt, self.a_seq = (np.zeros((ring, cap), dtype=np.int64) for _ in range(5))
         self.c_cnt = np.zeros(ring, dtype=np.int64)
         self.c_r, self.c_p, self.c_v = (np.zeros((ring, cap), dtype=np.int64) for _ in range(3))
-        self.counters = np.zeros(5, dtype=np.int64)
+        # [injected flits, ejected flits, idle cycles, last move cycle, malformed flits dropped,
+        #  garbage flits sent]
+        self.counters = np.zeros(6, dtype=np.int64)
         self.eject_hist = np.zeros(64, dtype=np.int64)
         self.trace = np.zeros((trace, 4), dtype=np.int64)
         self.trace_len = np.zeros(1, dtype=np.int64)
@@ -116,6 +125,16 @@ class NetworkSim:
         self.num_packets = 0
         self._pending = np.zeros((0, 3), dtype=np.int64)
         self._alloc_packets(1024)
+        # garbage flits (add_garbage): per id endpoint, kind, creation cycle, queue link, cycle
+        # sent and cycle dropped (-1: not yet); due garbage queues per endpoint; garbage flits in
+        # each router's buffers
+        self.num_garbage = 0
+        self._alloc_garbage(16)
+        self.gq_head = np.full(self.E, -1, dtype=np.int64)
+        self.gq_tail = np.full(self.E, -1, dtype=np.int64)
+        self.r_garbage = np.zeros(n, dtype=np.int64)
+        self._g_pending = np.zeros(0, dtype=np.int64)        # ids not yet handed to the engine
+        self._g_routers = set()
         self.cycle = 0
 
     @staticmethod
@@ -139,6 +158,86 @@ class NetworkSim:
         if old is not None:
             s[:self.num_packets] = self.samples[:self.num_packets]
         self.samples = s
+
+    def _alloc_garbage(self, cap):
+        fill = {"g_next": -1, "g_sent": -1, "g_drop": -1}
+        for name in ("g_ep", "g_kind", "g_time", "g_next", "g_sent", "g_drop"):
+            arr = np.full(cap, fill.get(name, 0), dtype=np.int64)
+            old = getattr(self, name, None)
+            if old is not None:
+                arr[:self.num_garbage] = old[:self.num_garbage]
+            setattr(self, name, arr)
+
+    def garbage_kinds(self) -> tuple[str, ...]:
+        """The garbage kinds the flit layout of this network can carry (sim.flit.flit_layout):
+        `bad_dst` needs a destination value >= N in the `dst` field, `bad_ep` an endpoint index
+        >= p (the largest endpoint count, the RTL router's p) in `dst_ep`."""
+        n = self.net.num_routers
+        kinds = []
+        if n < (1 << bits_for(n)):
+            kinds.append("bad_dst")
+        if self.p_max < (1 << bits_for(self.p_max)):
+            kinds.append("bad_ep")
+        return tuple(kinds) + ("body", "tail")
+
+    def add_garbage(self, endpoints, cycles, kinds) -> np.ndarray:
+        """Schedule garbage flits (endpoint, creation cycle >= now, kind: a name of
+        `engine.GARBAGE_KINDS` or its index); returns their ids. Kinds:
+
+        * `bad_dst`: a head whose destination router is >= N;
+        * `bad_ep`: a head whose destination endpoint index is >= p (no router has it);
+        * `body`: a body flit (head = tail = 0) following no head;
+        * `tail`: a tail flit (head = 0, tail = 1) following no head.
+
+        The endpoint sends a due garbage flit in the first cycle in which it is not in the middle of
+        a packet (so never inside one), before starting its next packet, on the VC with the most
+        credits (ties: lowest), when that VC has a credit; one flit per cycle, garbage in order of
+        (cycle, id). The router drops it by the RTL's rule (`dropped`, `g_drop`)."""
+        endpoints, cycles = (np.atleast_1d(np.asarray(a, dtype=np.int64)) for a in (endpoints, cycles))
+        names = engine.GARBAGE_KINDS
+        kinds = np.atleast_1d(np.asarray(kinds))
+        if kinds.dtype.kind in "US":
+            bad = [k for k in kinds.tolist() if k not in names]
+            if bad:
+                raise ParameterError(f"kinds: {bad[0]!r} unknown; allowed: {', '.join(names)}")
+            kinds = np.array([names.index(k) for k in kinds.tolist()], dtype=np.int64)
+        kinds = kinds.astype(np.int64)
+        if len(kinds) == 1 and len(endpoints) > 1:
+            kinds = np.repeat(kinds, len(endpoints))
+        if not len(endpoints) == len(cycles) == len(kinds):
+            raise ParameterError("endpoints, cycles, kinds: must have the same length")
+        if len(kinds) and (kinds.min() < 0 or kinds.max() >= len(names)):
+            raise ParameterError(f"kinds: must be in 0..{len(names) - 1} ({', '.join(names)})")
+        allowed = self.garbage_kinds()
+        for k in set(kinds.tolist()):
+            if names[k] not in allowed:
+                raise ParameterError(f"kinds: {names[k]!r} is not representable in this network's flit layout "
+                                     f"(allowed: {', '.join(allowed)})")
+        if len(endpoints) and (endpoints.min() < 0 or endpoints.max() >= self.E):
+            raise ParameterError(f"endpoints: endpoint ids must be in 0..{self.E - 1}")
+        if len(cycles) and cycles.min() < self.cycle:
+            raise ParameterError(f"cycles: garbage must be created at cycle >= {self.cycle}")
+        k = len(endpoints)
+        first = self.num_garbage
+        if first + k > len(self.g_ep):
+            self._alloc_garbage(max(2 * len(self.g_ep), first + k))
+        ids = np.arange(first, first + k, dtype=np.int64)
+        self.g_ep[ids], self.g_time[ids], self.g_kind[ids] = endpoints, cycles, kinds
+        self.num_garbage += k
+        self._g_pending = np.concatenate([self._g_pending, ids])
+        self._g_routers.update(self.ep_router[endpoints].tolist())
+        return ids
+
+    def _due_garbage(self, t0, t1):
+        """Garbage created in cycles [t0, t1), sorted by (cycle, id)."""
+        if not len(self._g_pending):
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        tm = self.g_time[self._g_pending]
+        due = tm < t1
+        ids = self._g_pending[due]
+        self._g_pending = self._g_pending[~due]
+        ids = ids[np.lexsort((ids, self.g_time[ids]))]
+        return self.g_time[ids].copy(), ids
 
     def add_packets(self, src, dst, cycles) -> None:
         """Schedule explicit packets (source endpoint, destination endpoint, creation cycle >= now),
@@ -194,10 +293,14 @@ class NetworkSim:
         """Advance `cycles` cycles; raises DeadlockDetected (watchdog) or RuntimeError (bad ejection).
         `skip`: a router simulated outside the model (see `sim.external`)."""
         p = self.params
+        if skip >= 0 and skip in self._g_routers:
+            raise ParameterError(f"skip={skip}: garbage is scheduled at this router's endpoints; an external "
+                                 "router does not take garbage")
         end = self.cycle + cycles
         while self.cycle < end:
             t1 = min(end, self.cycle + chunk)
             gt, gp = self._generate(self.cycle, t1)
+            ggt, ggp = self._due_garbage(self.cycle, t1)
             status, t = engine.run_cycles(
                 self.cycle, t1, self.mode, self.R, p.vcs, p.depth, p.packet_flits, p.link_latency,
                 p.credit_latency, p.watchdog, self.vc_classes, p.alloc_iters, self.nbr_r, self.nbr_p, self.dist, self.nexthop, self.pen,
@@ -207,7 +310,8 @@ class NetworkSim:
                 self.pk_hops, self.pk_inter, self.pk_phase, self.pk_decided, self.pk_next, self.pk_eseq,
                 self.pk_done, self.samples, gt, gp, len(gt), self.a_cnt, self.a_r, self.a_p, self.a_v,
                 self.a_pkt, self.a_seq, self.c_cnt, self.c_r, self.c_p, self.c_v, self.counters,
-                self.eject_hist, self.trace, self.trace_len, skip)
+                self.eject_hist, self.trace, self.trace_len, self.g_ep, self.g_kind, self.g_next, self.g_sent,
+                self.g_drop, self.gq_head, self.gq_tail, self.r_garbage, ggt, ggp, len(ggt), skip)
             if status == engine.DEADLOCK:
                 raise DeadlockDetected(f"deadlock: no flit moved for {p.watchdog} cycles with "
                                        f"{self.in_flight} flits in flight (cycle {t}, routing {self.routing_name}, "
@@ -233,6 +337,23 @@ class NetworkSim:
     @property
     def in_flight(self) -> int:
         return self.injected_flits - self.ejected_flits
+
+    @property
+    def dropped(self) -> int:
+        """Malformed flits dropped by the routers (the RTL's `dropped`, summed over routers)."""
+        return int(self.counters[4])
+
+    @property
+    def garbage_sent(self) -> int:
+        """Garbage flits the endpoints have sent into their routers."""
+        return int(self.counters[5])
+
+    def garbage(self):
+        """Per garbage flit (by id): endpoint, kind (index into engine.GARBAGE_KINDS), creation
+        cycle, cycle sent by the endpoint and cycle dropped (-1: not yet)."""
+        k = self.num_garbage
+        return {"endpoint": self.g_ep[:k], "kind": self.g_kind[:k], "created": self.g_time[:k],
+                "sent": self.g_sent[:k], "dropped": self.g_drop[:k]}
 
     @property
     def queued_flits(self) -> int:

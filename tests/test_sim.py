@@ -207,3 +207,90 @@ def test_engine_choice_equals_routing_logic(ps104, routing, V):
         assert got == ((exp.port, exp.vc) if exp else (-1, -1)), (c, s, t, hops)
         checked += 1
     assert checked > 300
+
+
+# ---- garbage flits at endpoints (issue 8; the RTL's drop rule, docs/microarchitecture.md) ---------
+
+def test_garbage_timing_at_zero_load(ps26):
+    """Exact cycles: due garbage goes before the endpoint's next packet, one flit per cycle, each on
+    the VC with the most credits; it is dropped in the cycle it reaches the front of its VC if its
+    input port sends nothing then, else later; its credit comes back like a sent flit's."""
+    L = 4
+    sim = NetworkSim(ps26, "min", RouterParams(vcs=4), load=0.0, trace=100)
+    D = distance_matrix(ps26)
+    assert sim.garbage_kinds() == ("bad_dst", "bad_ep", "body", "tail")
+    sim.add_garbage([0, 0], [5, 5], ["body", "bad_dst"])        # endpoint 0: two garbage flits, then a packet
+    sim.add_packets([0], [7], [5])
+    sim.add_packets([3], [9], [5])                              # endpoint 3: a packet, then garbage behind it
+    sim.add_garbage([3], [6], ["tail"])
+    sim.add_garbage([5], [20], ["bad_ep"])
+    sim.run(60)
+    g = sim.garbage()
+    assert g["sent"].tolist() == [5, 6, 9, 20]                  # endpoint 3 waits for the end of its packet
+    # endpoint 0: arrive at 6 and 7 (VCs 0 and 1) and are dropped at once; endpoint 3: its garbage
+    # arrives at 10 on VC 1 while the port sends the packet's tail from VC 0 -> dropped at 11
+    assert g["dropped"].tolist() == [6, 7, 11, 21]
+    assert sim.dropped == sim.garbage_sent == 4
+    pk = sim.packets()
+    h0, h3 = int(D[0, 7]), int(D[3, 9])
+    assert pk["done"][0] - pk["created"][0] == 2 * h0 + L + 2 + 2     # two cycles behind the garbage
+    assert pk["done"][1] - pk["created"][1] == 2 * h3 + L + 2
+    assert (sim.ep_credit == 8).all() and (sim.f_cnt == 0).all() and (sim.r_garbage == 0).all()
+
+
+@pytest.mark.parametrize("netname,routing", [("ps26", "polarstar"), ("ps104", "min"), ("ps104", "ugal")])
+def test_garbage_does_not_change_legit_delivery(request, netname, routing):
+    """Hundreds of garbage flits of every representable kind (ps26: all four; ps104, 2 endpoints
+    per router: no spare dst_ep value) at random endpoints and cycles, near saturation: the same
+    packets are delivered, each flit once, at its destination, in order; only timing moves. Every
+    garbage flit is dropped and counted, none is ejected, and the network drains."""
+    net = request.getfixturevalue(netname)
+    V = vcs_for(net, routing)
+
+    def run(garbage):
+        sim = NetworkSim(net, routing, RouterParams(vcs=V), "uniform", 0.6, seed=4, trace=10**6)
+        if garbage:
+            rng = np.random.default_rng(9)
+            n = 400
+            kinds = sim.garbage_kinds()
+            sim.add_garbage(rng.integers(net.num_endpoints, size=n), rng.integers(0, 2500, size=n),
+                            [kinds[k % len(kinds)] for k in range(n)])
+        sim.run(3000)
+        sim.stop_injection()
+        sim.run(3000)
+        return sim
+
+    base, dirty = run(False), run(True)
+    for sim in (base, dirty):
+        check_trace(sim)
+        assert sim.in_flight == 0 and sim.queued_flits == 0
+        assert sim.injected_flits == sim.ejected_flits == sim.num_packets * 4
+    pb, pd = base.packets(), dirty.packets()
+    for k in ("src", "dst", "created"):
+        assert np.array_equal(pb[k], pd[k])                       # the same legit traffic
+    key = lambda s: sorted(map(tuple, s.trace[:s.trace_len[0], 1:].tolist()))   # noqa: E731
+    assert key(base) == key(dirty)                                # same (endpoint, packet, seq), each once
+    assert not np.array_equal(base.trace[:base.trace_len[0]], dirty.trace[:dirty.trace_len[0]])
+    g = dirty.garbage()
+    assert dirty.garbage_sent == dirty.dropped == 400 and base.dropped == 0
+    assert (g["sent"] >= g["created"]).all() and (g["dropped"] > g["sent"]).all()
+    assert (dirty.ep_credit == 8).all() and (dirty.r_garbage == 0).all() and (dirty.f_cnt == 0).all()
+
+
+def test_garbage_bad_parameters(ps26):
+    sim = NetworkSim(ps26, "min", load=0.0)
+    with pytest.raises(ParameterError, match="'junk' unknown"):
+        sim.add_garbage([0], [0], ["junk"])
+    with pytest.raises(ParameterError, match="endpoint ids"):
+        sim.add_garbage([26], [0], ["body"])
+    sim.run(10)
+    with pytest.raises(ParameterError, match="cycle >= 10"):
+        sim.add_garbage([0], [5], ["body"])
+    sim.add_garbage([0], [20], ["tail"])
+    with pytest.raises(ParameterError, match="skip=0"):
+        sim.run(1, skip=0)
+    ring = Network.from_edges("ring", 8, [(i, (i + 1) % 8) for i in range(8)], endpoints=2)
+    r8 = NetworkSim(ring, "min", RouterParams(vcs=4), load=0.0)
+    assert r8.garbage_kinds() == ("body", "tail")                 # 8 routers, 2 endpoints: no spare values
+    with pytest.raises(ParameterError, match="'bad_dst' is not representable"):
+        r8.add_garbage([0], [0], ["bad_dst"])

@@ -4,6 +4,11 @@
 unbounded source queues, a new packet takes the VC with the most credits (ties: lowest), one
 flit per cycle per endpoint, credits counted one cycle after the router returns them. `Flits`
 packs and unpacks flits with the field offsets of `sim.flit.flit_layout`.
+
+Garbage flits (`NetworkSim.add_garbage`: endpoint, creation cycle, kind) are replayed by the
+model's rule: a due garbage flit is sent before the endpoint's next packet, never inside one, on
+the VC with the most credits, when that VC has a credit. `garbage_flit` fills it with
+pseudo-random fields around the ones that make it malformed (kinds of `sim.engine.GARBAGE_KINDS`).
 """
 from __future__ import annotations
 
@@ -12,6 +17,31 @@ import numpy as np
 
 def payload_of(pk: int, seq: int, bits: int) -> int:
     return (pk * 2654435761 + seq * 40503 + 12345) & ((1 << bits) - 1) if bits else 0
+
+
+BAD_DST, BAD_EP, BODY, TAIL = range(4)          # sim.engine.G_BAD_DST ... G_TAIL
+
+
+def garbage_flit(flits: "Flits", gid: int, kind: int, routers: int, p: int) -> int:
+    """Garbage flit `gid` of `kind` (vc added by the sender) for a network of `routers` routers
+    with `p` local ports each: every field pseudo-random (a function of gid) except what makes it
+    malformed: BAD_DST: head, dst in N..2^w-1; BAD_EP: head, dst any router, dst_ep in p..2^w-1;
+    BODY: head = tail = 0; TAIL: head = 0, tail = 1."""
+    rng = np.random.default_rng(0x9A4BA6E + gid)
+    vals = {k: int(rng.integers(0, 1 << w)) if w < 63 else 0 for k, (_, w) in flits.fields.items()}
+    vals["vc"] = 0
+    dw, ew = flits.fields["dst"][1], flits.fields["dst_ep"][1]
+    if kind == BAD_DST:
+        vals.update(head=1, dst=int(rng.integers(routers, 1 << dw)))
+    elif kind == BAD_EP:
+        vals.update(head=1, dst=int(rng.integers(routers)), dst_ep=int(rng.integers(p, 1 << ew)))
+    elif kind == BODY:
+        vals.update(head=0, tail=0)
+    elif kind == TAIL:
+        vals.update(head=0, tail=1)
+    else:
+        raise ValueError(f"kind={kind}: unknown garbage kind")
+    return flits.pack(**vals)
 
 
 class Flits:
@@ -34,7 +64,7 @@ class Flits:
 class Endpoints:
     """The endpoint side of the contract, for all endpoints of the network."""
 
-    def __init__(self, cfg, packets):
+    def __init__(self, cfg, packets, garbage=None):
         self.E, self.V, self.B, self.L = cfg["E"], cfg["V"], cfg["B"], cfg["L"]
         self.credit = [[self.B] * self.V for _ in range(self.E)]
         self.queue = [[] for _ in range(self.E)]
@@ -58,6 +88,18 @@ class Endpoints:
             off, w = f[k]
             self.keep &= ~(((1 << w) - 1) << off)
         self.injected = {}                       # packet * L + seq -> flit & keep
+        # garbage: (endpoint, creation cycle, kind) per id, as NetworkSim.add_garbage
+        self.gqueue = [[] for _ in range(self.E)]
+        self.ggen = []
+        self.ggi = 0
+        self.garbage_sent = 0
+        if garbage is not None:
+            g_ep, g_time, g_kind = (np.asarray(a, dtype=np.int64) for a in garbage)
+            n, p = cfg["N"], cfg["p"]
+            order = np.lexsort((np.arange(len(g_time)), g_time))
+            self.ggen = [(int(g_time[g]), int(g_ep[g]),
+                          garbage_flit(self.flits, int(g), int(g_kind[g]), n, p))
+                         for g in order]
 
     def template(self, pk: int) -> int:
         """The fields every flit of packet pk carries (seq/head/tail/vc/payload added per flit)."""
@@ -73,15 +115,36 @@ class Endpoints:
             self.queue[e].append(pk)
             self.waiting.add(e)
             self.gi += 1
+        while self.ggi < len(self.ggen) and self.ggen[self.ggi][0] == t:
+            _, e, fl = self.ggen[self.ggi]
+            self.gqueue[e].append(fl)
+            self.waiting.add(e)
+            self.ggi += 1
         out = []
         f = self.flits.fields
         o_head, o_tail, o_seq, o_vc, o_pay = (f[k][0] for k in ("head", "tail", "seq", "vc", "payload"))
         done = []
         for e in self.waiting:
-            q = self.queue[e]
-            pk = q[self.qpos[e]]
             cr = self.credit[e]
             seq = self.sent[e]
+            gq = self.gqueue[e]
+            if gq and seq == 0:                  # garbage: between packets, before the next one
+                best = 0
+                for v in range(1, self.V):
+                    if cr[v] > cr[best]:
+                        best = v
+                if cr[best] <= 0:
+                    continue
+                out.append((e, gq.pop(0) | (best << o_vc)))
+                cr[best] -= 1
+                self.garbage_sent += 1
+                if not gq and self.qpos[e] == len(self.queue[e]):
+                    done.append(e)
+                continue
+            q = self.queue[e]
+            if self.qpos[e] == len(q):
+                continue
+            pk = q[self.qpos[e]]
             if seq == 0:
                 best = 0
                 for v in range(1, self.V):
@@ -100,7 +163,7 @@ class Endpoints:
             if seq + 1 == self.L:
                 self.sent[e] = 0
                 self.qpos[e] += 1
-                if self.qpos[e] == len(q):
+                if self.qpos[e] == len(q) and not self.gqueue[e]:
                     done.append(e)
         for e in done:
             self.waiting.discard(e)

@@ -6,6 +6,11 @@ tests/test_cocotb_network.py, benchmarks/bench_hdl.py and benchmarks/soak.py).
 endpoint buses, one router module as a Verilator hierarchical block), replays the model's packets
 through network_bench.py and returns (cocotb results, report, build info, model).
 
+Garbage (`garbage`): malformed flits scheduled at endpoints (`NetworkSim.add_garbage`: endpoint,
+creation cycle, kind). The model runs with them; network_bench.py sends the RTL the same flits by
+the same endpoint rule, and besides every ejected flit compares the RTL's `dropped` with the
+model's drop count every cycle and at the end.
+
 Link failures (`fail`): the model runs on the network with that fraction of its links failed
 (`Network.without_links(fraction=fail, seed=seed)`) and routing recomputed for it; the RTL keeps
 the intact wiring (a failed link is one that no route uses) and gets the damaged network's tables
@@ -61,6 +66,7 @@ def network_build(spec: str, routing: str, vcs: int, fail: float = 0.0, seed: in
         "W": top.layout.size, "vb": bits_for(vcs),
         "fields": {k: [f.offset, f.width] for k, f in top.layout},
         "ep_router": ep_router.tolist(), "ep_local": (np.arange(net.num_endpoints) - first[ep_router]).tolist(),
+        "N": net.num_routers, "p": int(eps.max()),
     }
     if top.loadable:
         cfg["load"] = [top.table_rows(r) for r in range(net.num_routers)]
@@ -69,23 +75,29 @@ def network_build(spec: str, routing: str, vcs: int, fail: float = 0.0, seed: in
 
 
 def lockstep(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: int = 1, tmp=None, name=None,
-             tamper=None, fail: float = 0.0):
-    """`tamper(trace) -> trace` alters the model's trace before the comparison (to test the report)."""
+             tamper=None, fail: float = 0.0, garbage=None):
+    """`tamper(trace) -> trace` alters the model's trace before the comparison (to test the report).
+    `garbage`: (endpoints, cycles, kinds) for `NetworkSim.add_garbage`, or None."""
     net = build(spec)
     model_net = net.without_links(fraction=fail, seed=seed) if fail else net
     params = RouterParams(vcs=vcs)
     model = NetworkSim(model_net, routing, params, "uniform", load, seed=seed,
                        trace=4 * cycles * net.num_endpoints + 16)
+    if garbage is not None:
+        model.add_garbage(*garbage)
     model.run(cycles)
+    g = model.garbage()
     pk = model.packets()
     meta, top, cfg = network_build(spec, routing, vcs, fail, seed, routing_obj=model.routing, name=name)
     cfg["cycles"] = cycles
+    cfg["dropped"] = model.dropped
     tmp = pathlib.Path(tmp or tempfile.mkdtemp(prefix="lockstep-"))
     base = tmp / "lockstep"
     base.parent.mkdir(parents=True, exist_ok=True)
     pathlib.Path(str(base) + ".json").write_text(json.dumps(cfg))
     np.savez(str(base) + ".npz", src=pk["src"], dst=pk["dst"], created=pk["created"],
-             trace=(tamper or (lambda tr: tr))(model.trace[:model.trace_len[0]].copy()))
+             trace=(tamper or (lambda tr: tr))(model.trace[:model.trace_len[0]].copy()),
+             g_ep=g["endpoint"], g_time=g["created"], g_kind=g["kind"], g_drop=g["dropped"])
     results = harness.run(meta, "network_bench", {"PSTAR_LOCKSTEP": str(base)})
     report_file = pathlib.Path(str(base) + ".report.json")
     report = json.loads(report_file.read_text()) if report_file.exists() else {}

@@ -6,7 +6,9 @@ PSTAR_LOCKSTEP at them. Here a Python endpoint model that follows the contract (
 a new packet takes the VC with the most credits, one flit per cycle, credits from the router)
 replays those packets into the RTL, and every flit the RTL ejects is compared with the model's
 trace: cycle, endpoint, packet, seq, and the flit's contents. The first difference is reported
-with its cycle and flit.
+with its cycle and flit. Garbage flits scheduled in the model are sent by the same endpoint rule,
+and the RTL's `dropped` (drops in cycles < t, read in cycle t) must equal the model's count of
+garbage dropped before t in every cycle, and its total at the end.
 """
 from __future__ import annotations
 
@@ -51,9 +53,15 @@ async def lockstep(dut):
     packets = (arrays["src"], arrays["dst"], arrays["created"])
     trace = arrays["trace"]                     # (n, 4): cycle, endpoint, packet, seq
     cycles = int(cfg["cycles"])
+    garbage = (arrays["g_ep"], arrays["g_time"], arrays["g_kind"]) if "g_ep" in arrays else None
+    # the model's drops per cycle: the RTL's `dropped` in cycle t counts those of cycles < t
+    g_drop = arrays["g_drop"] if "g_drop" in arrays else np.zeros(0, dtype=np.int64)
+    drops_at = np.bincount(g_drop[g_drop >= 0], minlength=cycles + 1)
+    dropped_before = np.concatenate([[0], np.cumsum(drops_at)])
+    drop_mismatch = None
     cocotb.start_soon(Clock(dut.clk, 2, unit="ns").start())
     await reset_and_load(dut, cfg)
-    eps = Endpoints(cfg, packets)
+    eps = Endpoints(cfg, packets, garbage)
     E, W, vb = cfg["E"], cfg["W"], cfg["vb"]
     wmask, vmask = (1 << W) - 1, (1 << vb) - 1
     checker = EjectChecker(eps, trace)
@@ -87,6 +95,10 @@ async def lockstep(dut):
         # a flit ejected in cycle t reaches its endpoint at t + 1
         if not checker.check(t + 1, got):
             break
+        if garbage is not None and drop_mismatch is None:
+            d = int(dut.dropped.value)
+            if d != dropped_before[t]:
+                drop_mismatch = {"cycle": t, "rtl_dropped": d, "model_dropped": int(dropped_before[t])}
         # inputs of cycle t
         sends = eps.step(t)
         if sends:
@@ -99,13 +111,17 @@ async def lockstep(dut):
             dut.inject_data.value = idata
         else:
             dut.inject_valid.value = 0
+    await FallingEdge(dut.clk)                  # `dropped` now counts the drops of cycles < cycles
     dropped = int(dut.dropped.value)
     seconds = time.perf_counter() - t_start
     mismatch = checker.mismatch
+    expected_drops = int(cfg.get("dropped", 0))
     report = {"cycles": cycles, "ejected": checker.count, "expected": int((trace[:, 0] <= cycles).sum()),
               "mismatch": mismatch, "seconds": round(seconds, 2), "cycles_per_s": round(cycles / seconds, 1),
-              "dropped": dropped}
+              "dropped": dropped, "dropped_expected": expected_drops, "garbage_sent": eps.garbage_sent,
+              "drop_mismatch": drop_mismatch}
     with open(path + ".report.json", "w") as fh:
         json.dump(report, fh)
     assert mismatch is None, f"first divergence from the model: {mismatch}"
-    assert dropped == 0, f"{dropped} flits dropped as malformed"
+    assert drop_mismatch is None, f"`dropped` diverges from the model: {drop_mismatch}"
+    assert dropped == expected_drops, f"{dropped} flits dropped as malformed, the model dropped {expected_drops}"

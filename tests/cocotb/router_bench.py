@@ -250,8 +250,9 @@ async def all_ports_busy(dut):
 
 @cocotb.test()
 async def malformed_flits_are_dropped(dut):
-    """A body without a head and a head to a router that does not exist are dropped, counted on
-    `dropped`, and their credits returned; traffic before and after is unaffected."""
+    """A body without a head, a head to a router that does not exist and heads to an endpoint that
+    does not exist (at this router or another) are dropped, counted on `dropped`, and their
+    credits returned; traffic before and after is unaffected."""
     b = Bench(dut)
     await b.start()
     n = b.cfg["N"]
@@ -277,6 +278,12 @@ async def malformed_flits_are_dropped(dut):
         b.packet(3, b.me, 1, pk=9, hops=1, dst_ep=b.p)
         await b.step(10)
         assert int(dut.dropped.value) == before + b.L
+        # the same toward another router, from the local port: dropped here, not routed on
+        before = int(dut.dropped.value)
+        b.packet(b.R, dst, 2, pk=10, dst_ep=b.p)
+        await b.step(10)
+        assert int(dut.dropped.value) == before + b.L
+        assert not any(f["packet"] == 10 for _, _, f in b.out)
     # still routing
     b.out.clear()
     b.packet(b.R, dst, 0, pk=2)
