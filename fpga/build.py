@@ -167,10 +167,15 @@ class _Progress:
             sys.stderr.write("\n")
 
 
-def tool_env() -> dict:
+FAMILY_TOOLS = {"ecp5": ("YOSYS", "NEXTPNR_ECP5", "ECPPACK"), "ice40": ("YOSYS", "NEXTPNR_ICE40", "ICEPACK")}
+
+
+def tool_env(family: str) -> dict:
+    """The environment of the build script: the YoWASP tools of this FPGA family."""
     env = dict(os.environ)
     bindir = pathlib.Path(sys.executable).parent
-    for var, tool in TOOLS.items():
+    for var in FAMILY_TOOLS[family]:
+        tool = TOOLS[var]
         path = shutil.which(tool) or (str(bindir / tool) if (bindir / tool).exists() else None)
         if path is None:
             raise ParameterError(f"toolchain: {tool} not found; pip install -e '.[fpga]'")
@@ -196,7 +201,7 @@ def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False) -> dict
                 "depth": params.depth, "flit_width": params.payload_bits,
                 "flit_bits": flit_layout(net.num_routers, int(net.endpoints.max()), params).size,
                 "clock_mhz": freq, "build_dir": str(out_dir)}
-    env = tool_env()
+    env = tool_env(board.family)
     out_dir = pathlib.Path(cfg.build_dir) if cfg.build_dir else default_build_dir(cfg)
     out_dir.mkdir(parents=True, exist_ok=True)
     for stale in ("report.json", "top.json", "top.tim", "top.config", "top.asc", "top.bit", "top.bin"):
