@@ -145,6 +145,22 @@ def _ugal_decide(r, t, pk, pk_inter, pk_phase, samples, R, V, B, nbr_r, dist, cr
         pk_phase[pk] = 0
 
 
+EV_INJECT, EV_CREDIT = 0, 1        # endpoint event kinds (etrace)
+
+
+@nb.njit(cache=True, inline="always")
+def _log_event(etrace, etrace_len, kind, t, e, v, ident, seq):
+    n = etrace_len[0]
+    if n < etrace.shape[0]:
+        etrace[n, 0] = kind
+        etrace[n, 1] = t
+        etrace[n, 2] = e
+        etrace[n, 3] = v
+        etrace[n, 4] = ident
+        etrace[n, 5] = seq
+    etrace_len[0] = n + 1           # counts past the capacity: the caller sees an overflow
+
+
 @nb.njit(cache=True)
 def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters,
                nbr_r, nbr_p, dist, nexthop, pen, ep_first, ep_router,
@@ -161,6 +177,10 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters,
                # counters: [injected flits, ejected flits, idle cycles, last move cycle,
                #            malformed flits dropped, garbage flits sent by endpoints]
                counters, eject_hist, trace, trace_len,
+               # endpoint events (replay of the endpoints' side, tests/cocotb/replay.py): rows
+               # (kind, cycle, endpoint, vc, id, seq); kind EV_INJECT: a flit sent (id = packet,
+               # or garbage id with seq = -1 - kind), EV_CREDIT: a credit counted by the endpoint
+               etrace, etrace_len,
                # garbage flits: per id endpoint, kind, queue link, cycle sent, cycle dropped; per
                # endpoint queue of due garbage; per router garbage flits in its buffers; garbage
                # becoming due in [t0, t1), sorted by time
@@ -205,6 +225,7 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters,
             p = c_p[slot, k]
             if p < 0:
                 ep_credit[r, c_v[slot, k]] += 1   # r is an endpoint id here
+                _log_event(etrace, etrace_len, EV_CREDIT, t, r, c_v[slot, k], -1, 0)
             else:
                 credits[r, p, c_v[slot, k]] += 1
         c_cnt[slot] = 0
@@ -249,6 +270,7 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters,
                 a_cnt[s2] = k + 1
                 ep_credit[e, best] -= 1
                 counters[5] += 1
+                _log_event(etrace, etrace_len, EV_INJECT, t, e, best, g, -1 - g_kind[g])
                 moved = True
                 g_sent[g] = t
                 gq_head[e] = g_next[g]
@@ -278,6 +300,7 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters,
             a_cnt[s2] = k + 1
             ep_credit[e, v] -= 1
             counters[0] += 1
+            _log_event(etrace, etrace_len, EV_INJECT, t, e, v, pk, q_sent[e])
             moved = True
             q_sent[e] += 1
             if q_sent[e] == L:

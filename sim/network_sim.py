@@ -45,7 +45,8 @@ class Ejection:
 
 class NetworkSim:
     def __init__(self, net: Network, routing: str = "min", params: RouterParams = RouterParams(),
-                 traffic: str = "uniform", load: float = 0.1, seed: int = 1, trace: int = 0, routing_obj=None):
+                 traffic: str = "uniform", load: float = 0.1, seed: int = 1, trace: int = 0, routing_obj=None,
+                 endpoint_trace: int = 0):
         if routing not in MODES:
             raise ParameterError(f"routing={routing!r}: unknown; allowed: {', '.join(MODES)}")
         if not isinstance(load, (int, float)) or not 0 <= load <= 1:
@@ -121,8 +122,12 @@ class NetworkSim:
         self.eject_hist = np.zeros(64, dtype=np.int64)
         self.trace = np.zeros((trace, 4), dtype=np.int64)
         self.trace_len = np.zeros(1, dtype=np.int64)
+        # endpoint events (engine.EV_INJECT / EV_CREDIT rows), for replaying the endpoints' side
+        self.etrace = np.zeros((endpoint_trace, 6), dtype=np.int64)
+        self.etrace_len = np.zeros(1, dtype=np.int64)
         self.samples_k = getattr(self.routing, "samples", 1)
         self.num_packets = 0
+        self.abandoned_packets = 0          # stop_sources: created, never to be injected
         self._pending = np.zeros((0, 3), dtype=np.int64)
         self._alloc_packets(1024)
         # garbage flits (add_garbage): per id endpoint, kind, creation cycle, queue link, cycle
@@ -310,7 +315,7 @@ class NetworkSim:
                 self.pk_hops, self.pk_inter, self.pk_phase, self.pk_decided, self.pk_next, self.pk_eseq,
                 self.pk_done, self.samples, gt, gp, len(gt), self.a_cnt, self.a_r, self.a_p, self.a_v,
                 self.a_pkt, self.a_seq, self.c_cnt, self.c_r, self.c_p, self.c_v, self.counters,
-                self.eject_hist, self.trace, self.trace_len, self.g_ep, self.g_kind, self.g_next, self.g_sent,
+                self.eject_hist, self.trace, self.trace_len, self.etrace, self.etrace_len, self.g_ep, self.g_kind, self.g_next, self.g_sent,
                 self.g_drop, self.gq_head, self.gq_tail, self.r_garbage, ggt, ggp, len(ggt), skip)
             if status == engine.DEADLOCK:
                 raise DeadlockDetected(f"deadlock: no flit moved for {p.watchdog} cycles with "
@@ -324,6 +329,23 @@ class NetworkSim:
 
     def stop_injection(self):
         self.load = 0.0
+
+    def stop_sources(self) -> int:
+        """No new packets, and every endpoint sends nothing after the packet it is in the middle
+        of: what waits in the source queues is abandoned (never injected), so a run beyond
+        saturation drains in about a network latency. Returns the packets abandoned."""
+        self.stop_injection()
+        self._pending = self._pending[:0]
+        L = self.params.packet_flits
+        started = self.q_sent > 0
+        unsent_started = int((L - self.q_sent[started]).sum())
+        abandoned = (self.queued_flits - unsent_started) // L
+        heads = self.q_head
+        self.pk_next[heads[started]] = -1
+        self.q_head[:] = np.where(started, heads, -1)
+        self.q_tail[:] = self.q_head
+        self.abandoned_packets += abandoned
+        return abandoned
 
     # ---- observations ---------------------------------------------------------------------------
     @property
@@ -358,7 +380,7 @@ class NetworkSim:
     @property
     def queued_flits(self) -> int:
         """Flits still in source queues (created, not yet injected)."""
-        created = self.num_packets * self.params.packet_flits
+        created = (self.num_packets - self.abandoned_packets) * self.params.packet_flits
         return created - self.injected_flits
 
     def ejections(self) -> list[Ejection]:

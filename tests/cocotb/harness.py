@@ -39,10 +39,11 @@ def lean_runner():
     return LeanVerilator()
 
 
-def control_file(bdir: pathlib.Path, toplevel: str, hier_blocks=()) -> pathlib.Path:
-    """Public top ports; `hier_blocks` are Verilated once as hierarchical blocks (a module
-    instantiated N times then costs one copy of C++, not N: Verilator orders logic per scope)."""
-    lines = ["`verilator_config", f'public_flat_rw -module "{toplevel}" -var "*"']
+def control_file(bdir: pathlib.Path, toplevel: str, hier_blocks=(), public: bool = True) -> pathlib.Path:
+    """Public top ports (for VPI: `public`); `hier_blocks` are Verilated once as hierarchical
+    blocks (a module instantiated N times then costs one copy of C++, not N: Verilator orders
+    logic per scope)."""
+    lines = ["`verilator_config"] + ([f'public_flat_rw -module "{toplevel}" -var "*"'] if public else [])
     lines += [f'hier_block -module "{m}"' for m in hier_blocks]
     path = bdir / "config.vlt"
     path.write_text("\n".join(lines) + "\n")
@@ -75,9 +76,12 @@ def source_hash(key: str) -> str:
     return h.hexdigest()[:12]
 
 
-def build(name: str, key: str, make_verilog, toplevel: str, hier_blocks=()) -> dict:
-    """Verilog + Verilator build of one configuration (reused when up to date)."""
+def build(name: str, key: str, make_verilog, toplevel: str, hier_blocks=(), exe=None) -> dict:
+    """Verilog + Verilator build of one configuration (reused when up to date): for cocotb, or
+    with `exe=(main.cpp, [defines])` a plain executable `<build dir>/sim/replay` around that C++ main."""
     verilator_env()
+    if exe:
+        name, key = f"{name}-exe", f"{key}|exe|{pathlib.Path(exe[0]).read_text()}|{exe[1]}"
     bdir = BUILD_ROOT / f"{name}-{source_hash(key)}"
     bdir.mkdir(parents=True, exist_ok=True)
     stamp = bdir / "built.json"
@@ -90,20 +94,35 @@ def build(name: str, key: str, make_verilog, toplevel: str, hier_blocks=()) -> d
         vfile = bdir / f"{toplevel}.v"
         vfile.write_text(text)
         elaborate_s = time.perf_counter() - t0
-        from cocotb_tools.runner import VerilatorControlFile
-        runner = lean_runner()
-        vlt = VerilatorControlFile(control_file(bdir, toplevel, hier_blocks))
         args = VERILATOR_ARGS + (["--hierarchical"] if hier_blocks else [])
         with open(BUILD_ROOT / ".verilator.lock", "w") as one_at_a_time:     # builds use every core
             fcntl.flock(one_at_a_time, fcntl.LOCK_EX)
             t1 = time.perf_counter()
-            runner.build(sources=[vlt, vfile], hdl_toplevel=toplevel, build_dir=bdir / "sim", build_args=args,
-                         always=True, log_file=bdir / "build.log")
+            if exe:
+                _build_exe(bdir, vfile, toplevel, hier_blocks, args, *exe)
+            else:
+                from cocotb_tools.runner import VerilatorControlFile
+                vlt = VerilatorControlFile(control_file(bdir, toplevel, hier_blocks))
+                lean_runner().build(sources=[vlt, vfile], hdl_toplevel=toplevel, build_dir=bdir / "sim",
+                                    build_args=args, always=True, log_file=bdir / "build.log")
         t2 = time.perf_counter()
         meta = {"build_dir": str(bdir), "toplevel": toplevel, "verilog_bytes": len(text),
                 "elaborate_s": round(elaborate_s, 2), "verilator_s": round(t2 - t1, 2), **info}
         stamp.write_text(json.dumps(meta))
         return meta
+
+
+def _build_exe(bdir, vfile, toplevel, hier_blocks, args, main_cpp, defines):
+    import subprocess
+    vlt = control_file(bdir, toplevel, hier_blocks, public=False)
+    cflags = " ".join(["-std=c++17"] + [f"-D{d}" for d in defines])
+    cmd = ["verilator", "--cc", "--exe", "--build", "-j", str(os.cpu_count() or 1), "-Mdir", str(bdir / "sim"),
+           "--top-module", toplevel, "-o", "replay", "-CFLAGS", cflags, *args, str(vlt), str(vfile),
+           str(pathlib.Path(main_cpp).resolve())]
+    with open(bdir / "build.log", "w") as log:
+        done = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT)
+    if done.returncode:
+        raise RuntimeError(f"Verilator build failed (exit {done.returncode}); log: {bdir / 'build.log'}")
 
 
 def run(meta: dict, test_module: str, extra_env: dict | None = None, testcase=None) -> list[dict]:

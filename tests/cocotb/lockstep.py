@@ -37,8 +37,9 @@ from topologies import build
 
 
 def network_build(spec: str, routing: str, vcs: int, fail: float = 0.0, seed: int = 1, routing_obj=None,
-                  name=None):
-    """(build meta, NetworkTop plan, endpoint/load config) for the network's RTL."""
+                  name=None, exe=None):
+    """(build meta, NetworkTop plan, endpoint/load config) for the network's RTL; a cocotb build,
+    or with `exe` (see `harness.build`) a plain Verilator executable."""
     net = build(spec)
     params = RouterParams(vcs=vcs)
     if routing_obj is None:
@@ -57,7 +58,9 @@ def network_build(spec: str, routing: str, vcs: int, fail: float = 0.0, seed: in
         text, _ = network_verilog(net, routing, params, shared=True, packed=True, routing_obj=routing_obj)
         return text, {"routers": net.num_routers, "endpoints": net.num_endpoints}
 
-    meta = harness.build(name, key, make_verilog, "pstar_network", hier_blocks=["pstar_router"])
+    if callable(exe):
+        exe = exe(top)
+    meta = harness.build(name, key, make_verilog, "pstar_network", hier_blocks=["pstar_router"], exe=exe)
     eps = net.endpoints.astype(np.int64)
     first = np.concatenate([[0], np.cumsum(eps)])
     ep_router = np.repeat(np.arange(net.num_routers), eps)

@@ -1,0 +1,201 @@
+// Verilated `pstar_network` (packed endpoint buses) driven by a replay stream: the C++ side of
+// tests/cocotb/replay.py. It knows nothing about routing or packets: it resets the network,
+// loads the routers' tables, then per command runs a chunk of cycles, driving the endpoints'
+// flits the Python side sends and answering with what the network gave the endpoints.
+//
+// Cycle t (the timing of the cocotb benches, network_bench.py): at the falling edge read the
+// outputs, then apply cycle t's inputs; the rising edge registers them.
+//
+// Protocol (little-endian, stdin -> stdout). Flits travel as NW 32-bit words, NW = ceil(W / 32).
+//   'L' u32 n, n x LW words   reset (always done first) then load rows, one per cycle
+//   'R' i64 t0, i64 cycles, i64 n, n x (i32 cycle, i32 endpoint, NW words): run [t0, t0 + cycles)
+//       answer: i64 ne, i64 nc, i64 nd, then ne x (i32 t + 1, i32 endpoint, NW words) ejected,
+//       nc x (i32 t + 1, i32 endpoint, i32 vc) credits returned, nd x (i32 t, i32 dropped) each
+//       cycle whose `dropped` differs from the cycle before (t: the cycle it was read in)
+//   'Q' quit
+// Arguments: E W VB LW (endpoints, flit width, credit VC bits, load_data width; LW = 0: no load port)
+#include "Vpstar_network.h"
+#include "verilated.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+using u32 = uint32_t;
+
+template <class T> constexpr int words_of() {
+    if constexpr (std::is_integral_v<T>) return (int(sizeof(T)) + 3) / 4;
+    else return int(sizeof(T)) / 4;            // VlWide<N>: N 32-bit words
+}
+
+template <class T> void get_words(const T& port, u32* out) {
+    if constexpr (std::is_integral_v<T>) {
+        uint64_t v = port;
+        out[0] = u32(v);
+        if (words_of<T>() > 1) out[1] = u32(v >> 32);
+    } else {
+        for (int i = 0; i < words_of<T>(); i++) out[i] = port[i];
+    }
+}
+
+template <class T> void set_words(T& port, const u32* in) {
+    if constexpr (std::is_integral_v<T>) {
+        uint64_t v = in[0];
+        if (words_of<T>() > 1) v |= uint64_t(in[1]) << 32;
+        port = T(v);
+    } else {
+        for (int i = 0; i < words_of<T>(); i++) port[i] = in[i];
+    }
+}
+
+// 32 bits of the bit vector `w` (nw words) starting at bit `off`
+static inline u32 get32(const u32* w, int nw, int off) {
+    int i = off >> 5, s = off & 31;
+    uint64_t lo = i < nw ? w[i] : 0, hi = i + 1 < nw ? w[i + 1] : 0;
+    return u32(((hi << 32) | lo) >> s);
+}
+
+static void extract(const u32* src, int nw, int off, int width, u32* dst) {
+    for (int k = 0; k * 32 < width; k++) {
+        u32 v = get32(src, nw, off + 32 * k);
+        int left = width - 32 * k;
+        dst[k] = left >= 32 ? v : (v & ((1u << left) - 1));
+    }
+}
+
+static void insert(u32* dst, int off, int width, const u32* src) {
+    for (int k = 0; k * 32 < width; k++) {
+        int left = width - 32 * k;
+        u32 v = left >= 32 ? src[k] : (src[k] & ((1u << left) - 1));
+        int bit = off + 32 * k, i = bit >> 5, s = bit & 31;
+        dst[i] |= v << s;
+        if (s && left > 32 - s) dst[i + 1] |= v >> (32 - s);
+    }
+}
+
+static void read_exact(void* p, size_t n) {
+    if (fread(p, 1, n, stdin) != n) { fprintf(stderr, "replay: input ended early\n"); exit(3); }
+}
+
+template <class T> T read_val() { T v; read_exact(&v, sizeof v); return v; }
+
+int main(int argc, char** argv) {
+    if (argc < 5) { fprintf(stderr, "usage: replay E W VB LW\n"); return 2; }
+    const int E = atoi(argv[1]), W = atoi(argv[2]), VB = atoi(argv[3]), LW = atoi(argv[4]);
+    const int NW = (W + 31) / 32;
+    Verilated::commandArgs(argc, argv);
+    auto* top = new Vpstar_network;
+
+    constexpr int IV = words_of<decltype(top->inject_valid)>(), ID = words_of<decltype(top->inject_data)>();
+    constexpr int EV = words_of<decltype(top->eject_valid)>(), ED = words_of<decltype(top->eject_data)>();
+    constexpr int CV = words_of<decltype(top->credit_valid)>(), CD = words_of<decltype(top->credit_vc)>();
+    std::vector<u32> iv(IV), idata(ID), ev(EV), edata(ED), cv(CV), cd(CD), flit(NW + 1);
+    std::vector<u32> zero_iv(IV, 0);
+
+    auto tick = [&]() { top->clk = 1; top->eval(); top->clk = 0; top->eval(); };
+    // reset: two rising edges, then released at a falling edge (as network_bench.reset_and_load)
+    top->clk = 0; top->rst = 1;
+    set_words(top->inject_valid, zero_iv.data());
+    top->eval();
+    tick(); tick();
+    top->rst = 0;
+    top->eval();
+    uint32_t last_dropped = 0;
+
+    std::vector<uint8_t> out;
+    auto put = [&](const void* p, size_t n) { const uint8_t* b = (const uint8_t*)p; out.insert(out.end(), b, b + n); };
+
+    for (;;) {
+        int cmd = fgetc(stdin);
+        if (cmd == EOF || cmd == 'Q') break;
+        if (cmd == 'L') {
+#ifdef PS_LOADABLE
+            u32 n = read_val<u32>();
+            const int LWW = (LW + 31) / 32;
+            std::vector<u32> row(LWW);
+            for (u32 k = 0; k < n; k++) {
+                read_exact(row.data(), 4 * LWW);
+                top->load_valid = 1;
+                set_words(top->load_data, row.data());
+                top->eval();
+                tick();
+            }
+            top->load_valid = 0;
+            top->eval();
+            tick();
+#else
+            fprintf(stderr, "replay: this network has no load port\n");
+            return 3;
+#endif
+            continue;
+        }
+        if (cmd != 'R') { fprintf(stderr, "replay: unknown command %d\n", cmd); return 3; }
+        int64_t t0 = read_val<int64_t>(), cycles = read_val<int64_t>(), n = read_val<int64_t>();
+        std::vector<int32_t> rc(n), re(n);
+        std::vector<u32> rw(size_t(n) * NW);
+        for (int64_t k = 0; k < n; k++) {
+            rc[k] = read_val<int32_t>();
+            re[k] = read_val<int32_t>();
+            read_exact(&rw[size_t(k) * NW], 4 * NW);
+        }
+        std::vector<uint8_t> ej, cr, dr;
+        int64_t ne = 0, nc = 0, nd = 0, k = 0;
+        auto put_to = [](std::vector<uint8_t>& v, const void* p, size_t len) {
+            const uint8_t* b = (const uint8_t*)p; v.insert(v.end(), b, b + len); };
+        for (int64_t t = t0; t < t0 + cycles; t++) {
+            // outputs of cycle t
+            int32_t arrival = int32_t(t + 1);
+            get_words(top->eject_valid, ev.data());
+            get_words(top->eject_data, edata.data());
+            get_words(top->credit_valid, cv.data());
+            get_words(top->credit_vc, cd.data());
+            for (int e = 0; e < E; e++) {
+                if ((ev[e >> 5] >> (e & 31)) & 1) {
+                    extract(edata.data(), ED, e * W, W, flit.data());
+                    put_to(ej, &arrival, 4); put_to(ej, &e, 4); put_to(ej, flit.data(), 4 * NW);
+                    ne++;
+                }
+                if ((cv[e >> 5] >> (e & 31)) & 1) {
+                    u32 vc = 0;
+                    extract(cd.data(), CD, e * VB, VB, &vc);
+                    int32_t v = int32_t(vc);
+                    put_to(cr, &arrival, 4); put_to(cr, &e, 4); put_to(cr, &v, 4);
+                    nc++;
+                }
+            }
+            u32 d = top->dropped;
+            if (d != last_dropped) {
+                int32_t tt = int32_t(t), dd = int32_t(d);
+                put_to(dr, &tt, 4); put_to(dr, &dd, 4);
+                nd++;
+                last_dropped = d;
+            }
+            // inputs of cycle t
+            std::fill(iv.begin(), iv.end(), 0);
+            std::fill(idata.begin(), idata.end(), 0);
+            for (; k < n && rc[k] == t; k++) {
+                int e = re[k];
+                iv[e >> 5] |= 1u << (e & 31);
+                insert(idata.data(), e * W, W, &rw[size_t(k) * NW]);
+            }
+            if (k < n && rc[k] < t) { fprintf(stderr, "replay: records not sorted by cycle\n"); return 3; }
+            set_words(top->inject_valid, iv.data());
+            set_words(top->inject_data, idata.data());
+            tick();             // the inputs settle in the same eval, before the edge (Verilator's ico region)
+        }
+        if (k != n) { fprintf(stderr, "replay: %lld records outside the chunk\n", (long long)(n - k)); return 3; }
+        out.clear();
+        put(&ne, 8); put(&nc, 8); put(&nd, 8);
+        out.insert(out.end(), ej.begin(), ej.end());
+        out.insert(out.end(), cr.begin(), cr.end());
+        out.insert(out.end(), dr.begin(), dr.end());
+        fwrite(out.data(), 1, out.size(), stdout);
+        fflush(stdout);
+    }
+    top->final();
+    delete top;
+    return 0;
+}
