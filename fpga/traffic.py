@@ -20,8 +20,9 @@ The destination LFSR advances 32 steps every time a packet starts sending (its h
   neighbour, source router (r[12:24]·(n-1)) >> 12 skipping the router under test, dst_ep and
   src_ep (r[24:28]·p) >> 4 and (r[28:32]·p) >> 4; and, with x = r ^ (r >> 13), the header fields
   an upstream router could have set: inter (x[0:12]·n) >> 12 (any router), hops 1 + x[12],
-  phase x[13]. (The RTL routing units ignore inter and phase; randomizing them keeps the router's
-  storage and logic for every header bit alive in a single-router synthesis.)
+  phase x[13]. (The min and PolarStar units ignore inter and phase, the Polarized unit routes a
+  phase-0 head minimally; randomizing them keeps the router's storage and logic for every header
+  bit alive in a single-router synthesis.)
 
 `GeneratorModel` replays this in Python: the packets (source endpoint, destination endpoint,
 creation cycle) the hardware creates, for `sim.network_sim.NetworkSim.add_packets`. It is exact
@@ -450,8 +451,8 @@ class TrafficChecker(wiring.Component):
     (RouterTrafficTop), with net = (mode == network): packets of this router's endpoints (src ==
     router) carry inter 0, phase 1, hops net on the head and 0 on the body; other packets (from
     the emulated neighbours) hops 1 + net or 2 + net on the head, and their body flits the
-    head's inter, the head's hops - net, and the head's phase (unless the router could have set
-    it: at a network output a head with inter == router must have phase 1).
+    head's inter, the head's hops - net, and the head's phase (either phase when the head left
+    with phase 0: a Polarized unit clears it at a dead end, docs/microarchitecture.md).
     """
 
     def __init__(self, layout: data.StructLayout, params: RouterParams, *, mode: str, router: int, ep: int = 0,
@@ -494,11 +495,10 @@ class TrafficChecker(wiring.Component):
             o_hops = [Signal(HOPS_BITS, name=f"hops{v}") for v in range(V)]
             o_phase = [Signal(name=f"phase{v}") for v in range(V)]
             local = f.src == self.router
-            forced = (f.inter == self.router) if net else Const(0)
             head_ok = Mux(local, (f.inter == 0) & f.phase & (f.hops == net),
-                          ((f.hops == 1 + net) | (f.hops == 2 + net)) & (~forced | f.phase))
+                          (f.hops == 1 + net) | (f.hops == 2 + net))
             body_ok = ((f.inter == sel(o_inter)) & (f.hops == sel(o_hops) - net)
-                       & ((f.phase == sel(o_phase)) | ((sel(o_inter) == self.router) if net else Const(0))))
+                       & ((f.phase == sel(o_phase)) | ~sel(o_phase)))
             ok.append(Mux(f.head, head_ok, body_ok))
             with m.If(self.flit.valid):
                 for v in range(V):

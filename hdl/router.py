@@ -184,6 +184,8 @@ class Router(wiring.Component):
             m.d.comb += [ent.flit.eq(fl), ent.mask.eq(unit.answer[i].mask), ent.eject.eq(here), ent.bad.eq(bad)]
             if pb:
                 m.d.comb += ent.prio.eq(unit.answer[i].prio)
+            if unit.escapes:
+                m.d.comb += ent.flit.phase.eq(fl.phase & ~(fl.head & unit.answer[i].escape))
             buf = VCBuffer(V, B, entry.size)
             m.submodules[f"buf{i}"] = buf
             m.d.comb += [buf.w_valid.eq(valid), buf.w_data.eq(ent.as_value())]
@@ -397,8 +399,6 @@ class Router(wiring.Component):
                 hmax = (1 << HOPS_BITS) - 1
                 with m.If(fl.head):
                     m.d.comb += out.hops.eq(Mux(fl.hops == hmax, hmax, fl.hops + 1))
-                    with m.If(fl.inter == my_id):
-                        m.d.comb += out.phase.eq(1)
             out_w.append(ow)
             out_tail.append(out_valid[o] & fl.tail)
 

@@ -42,10 +42,12 @@ def query_layout(num_routers: int) -> data.StructLayout:
     return data.StructLayout({"src": rb, "dst": rb, "hops": HOPS_BITS, "inter": rb, "phase": 1})
 
 
-def answer_layout(ports: int, prio_bits: int) -> data.StructLayout:
+def answer_layout(ports: int, prio_bits: int, escapes: bool = False) -> data.StructLayout:
     fields = {"mask": ports}
     if prio_bits:
         fields["prio"] = data.ArrayLayout(prio_bits, ports)
+    if escapes:
+        fields["escape"] = 1           # the head leaves with phase 0 (routing_logic.polarized)
     return data.StructLayout(fields)
 
 
@@ -67,6 +69,7 @@ class RoutingUnit(wiring.Component):
     prio_bits = 0
     loadable = False
     row_bits = 0
+    escapes = False          # answer.escape: the head's phase bit is cleared (Polarized dead ends)
 
     @quiet_on_error
     def __init__(self, net: Network, lanes: int = 1, extra: dict | None = None):
@@ -77,7 +80,7 @@ class RoutingUnit(wiring.Component):
         self.ports = int(net.ports.max())
         self.lanes = lanes
         self.query_layout = query_layout(n)
-        self.answer_layout = answer_layout(self.ports, self.prio_bits)
+        self.answer_layout = answer_layout(self.ports, self.prio_bits, self.escapes)
         members = {
             "router": In(range(n)) if n > 1 else In(1),
             "query": In(self.query_layout).array(lanes),
@@ -218,9 +221,12 @@ def table_rows(name: str, routing, c: int) -> list[int]:
 
 
 class PolarizedTableUnit(_TableUnit):
-    """`polarized`: rows {D(c,t), Δt code per port}; read at s and at t, then the Micro'22 rule."""
+    """`polarized`: rows {D(c,t), Δt code per port}; read at s and at t, then the Micro'22 rule.
+    A head with phase 0, or at a dead end (no port allowed), gets the minimal ports (Δt = -1)
+    with priority 0 and leaves with phase 0 (`answer.escape`): routing_logic.polarized."""
 
     reads = 2
+    escapes = True
 
     @quiet_on_error
     def __init__(self, net: Network, lanes: int = 1, router: int | None = None, routing=None):
@@ -251,7 +257,7 @@ class PolarizedTableUnit(_TableUnit):
         ds_c, dt_c = row_s[:db], row_t[:db]                   # D(c,s), D(c,t)
         up_lt = ds_c < dt_c
         here = q.dst == self.router
-        mask = []
+        mask, minimal = [], []
         for p in range(self.ports):
             cs = row_s[db + 2 * p: db + 2 * p + 2]
             ct = row_t[db + 2 * p: db + 2 * p + 2]
@@ -260,10 +266,14 @@ class PolarizedTableUnit(_TableUnit):
             down = (cs == 0) & (ct == 0)
             ok = link & ((cs > ct) | (up & up_lt) | (down & ~up_lt)) & ~here
             mask.append(ok)
+            minimal.append((ct == DELTA_CODE[-1]) & ~here)
             dmu = Signal(range(-3, 4), name=f"dmu{p}")
             m.d.comb += dmu.eq(cs - ct)
-            m.d.comb += a.prio[p].eq(Mux(dmu == 2, self.pen[2], Mux(dmu == 1, self.pen[1], self.pen[0])))
-        m.d.comb += a.mask.eq(Cat(*mask))
+            m.d.comb += a.prio[p].eq(Mux(a.escape, 0, Mux(dmu == 2, self.pen[2],
+                                                        Mux(dmu == 1, self.pen[1], self.pen[0]))))
+        polar = Cat(*mask)
+        m.d.comb += a.escape.eq((~q.phase | (polar == 0)) & ~here)
+        m.d.comb += a.mask.eq(Mux(a.escape, Cat(*minimal), polar))
 
 
 class PolarStarUnit(RoutingUnit):

@@ -9,8 +9,8 @@ source router, destination router, hops taken so far, and for Valiant/UGAL the i
 router and a phase bit), `in_port`/`in_vc` where the flit arrived (-1 = injected here; none of
 the routings in this package read them, they are in the signature so that VC policies which do,
 e.g. datelines, fit the same interface). The answer is a tuple of candidates
-`Candidate(port, vc, priority)` — never empty, except for Polarized at a "corner" of graphs it
-does not suit (a path, a mesh; paper, last section), which `Polarized.route_lengths` counts:
+`Candidate(port, vc, priority)` — never empty (Polarized at a dead end, a "corner" of graphs it
+does not suit or of a damaged network, escapes to minimal ports: routing_logic.polarized):
 
   * `port` is an output port of c (0 .. ports(c)-1) or `EJECT` (-1) at the destination;
   * `vc` is the only VC the packet may take on that output (the VC policy decides it);

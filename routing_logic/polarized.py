@@ -9,10 +9,14 @@ Table 1):
   (0, 0) and Δμ < 0        never.
 Damaged networks (failed links). The rules can leave a reachable router with no candidate at
 all (every Δt = -1 port is (-1, -1) while D(c, s) < D(c, t)): a random 5% of the 104-router
-PolarStar's links already make such dead ends, where a packet would wait forever. Allowing the
-(-1, -1) ports there makes routes cycle (measured: 626 (s, t) pairs on that network), so the
-constructor refuses a damaged network whose routes dead-end or cycle (`route_lengths`), and
-otherwise uses the exact longest route as `max_route_length`.
+PolarStar's links already make such dead ends. Allowing the (-1, -1) ports there makes routes
+cycle (measured: 626 (s, t) pairs on that network). So a packet at a dead end *escapes*: it
+clears the header's phase bit (1 at injection) and from then on takes minimal hops only (the
+Δt = -1 ports, priority 0, still chosen by occupancy). D(c, t) falls by one per escaped hop, so
+no escaped route cycles; its length is the hops to the dead end plus D(c, t). On an intact
+network no state is a dead end and nothing changes. `route_lengths` counts the dead ends and
+gives the exact longest route including escapes, which becomes `max_route_length`; the
+constructor still refuses a network whose Polarized routes cycle (none measured).
 Priority of a candidate = penalty[Δμ] (paper: 0 / 64 / 80 for Δμ = 2 / 1 / 0 with 128-flit
 buffers; scaled here by buffer_depth/128); the simulator adds the occupancy in credits. The
 paper says the candidates with the greatest Δμ get no penalty; subtracting that constant from
@@ -33,12 +37,14 @@ VCs make it deadlock-free by construction. `route_lengths` computes the exact lo
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from topologies.errors import ParameterError
 from topologies.network import Network
 
-from .base import EJECT, Candidate, Routing, RouteState, StateArrays, bits
+from .base import EJECT, Candidate, Routing, RouteState, StateArrays, _broadcast, bits
 from .table import make_oracle
 
 
@@ -80,10 +86,11 @@ class Polarized(Routing):
         if len(net.attrs.get("failed_links", ())):
             self.n = net.num_routers
             lengths = self.route_lengths()
-            if lengths["dead_ends"] or lengths["cyclic"]:
-                raise ParameterError(f"network: on {net.name!r} Polarized routes reach {lengths['dead_ends']} "
-                                     f"dead ends and cycle for {lengths['cyclic']} (s, t) pairs; use min or "
-                                     f"polarstar routing on this damaged network")
+            if lengths["cyclic"]:
+                raise ParameterError(f"network: on {net.name!r} Polarized routes cycle for {lengths['cyclic']} "
+                                     f"(s, t) pairs; use min or polarstar routing on this damaged network")
+            if (lengths["longest"] < 0).any():
+                raise ParameterError(f"network: on {net.name!r} some routers cannot reach each other")
             self.max_route_length = max(self.max_route_length, int(lengths["longest"].max()))
         super().__init__(net, vcs)
 
@@ -98,25 +105,42 @@ class Polarized(Routing):
         zero_ok = (up & (a < b)) | (down & ((a > b) if self.symmetric else (a >= b)))
         return (dmu > 0) | zero_ok, dmu
 
+    def _rule(self, c, s, t, phase):
+        """(ok, dmu, escaped) per port for heads at c: the Polarized candidates, or, for a packet
+        that escaped (phase 0) or is at a dead end (no candidate), the minimal ports."""
+        o = self.oracle
+        dt = o.delta(c, t)
+        ok, dmu = self.allowed(o.delta(c, s), dt, o.dist_of(c, s), o.dist_of(c, t))
+        escaped = (np.asarray(phase) == 0) | ~ok.any(axis=-1)
+        ok = np.where(escaped[..., None], dt == -1, ok)
+        return ok, dmu, escaped
+
     def _route(self, c: int, state: RouteState):
         s, t = state.src, state.dst
         if c == t:
             return (Candidate(EJECT, 0, 0),)
-        o = self.oracle
-        ds, dt = o.delta(c, s), o.delta(c, t)
-        ok, dmu = self.allowed(ds, dt, o.dist_of(c, s), o.dist_of(c, t))
+        ok, dmu, escaped = self._rule(c, s, t, state.phase)
         vc = int(self.vc_policy.vc(state.hops))
         ports = np.nonzero(ok)[0]
-        return tuple(Candidate(int(p), vc, int(self._pen[dmu[p] + 2])) for p in ports)
+        return tuple(Candidate(int(p), vc, 0 if escaped else int(self._pen[dmu[p] + 2])) for p in ports)
+
+    def advance(self, c: int, state: RouteState, port: int) -> RouteState:
+        escaped = c != state.dst and bool(self._rule(c, state.src, state.dst, state.phase)[2])
+        return replace(state, hops=state.hops + 1, phase=0 if escaped else state.phase)
+
+    def advance_batch(self, c, states: StateArrays) -> StateArrays:
+        c = np.asarray(c, dtype=np.int64).ravel()
+        states = _broadcast(states, len(c))
+        escaped = self._rule(c, states.src, states.dst, states.phase)[2] & (c != states.dst)
+        return states._replace(hops=states.hops + 1, phase=np.where(escaped, 0, states.phase))
 
     def _batch(self, c, states: StateArrays):
-        o = self.oracle
         s, t = states.src, states.dst
-        ok, dmu = self.allowed(o.delta(c, s), o.delta(c, t), o.dist_of(c, s), o.dist_of(c, t))
+        ok, dmu, escaped = self._rule(c, s, t, states.phase)
         at_t = c == t
         ok &= ~at_t[:, None]
         idx, port = np.nonzero(ok)
-        prio = self._pen[dmu[idx, port] + 2]
+        prio = np.where(escaped[idx], 0, self._pen[dmu[idx, port] + 2])
         ej = np.nonzero(at_t)[0]
         return (np.concatenate([idx, ej]), np.concatenate([port, np.full(len(ej), EJECT)]),
                 np.concatenate([prio, np.zeros(len(ej), dtype=np.int64)]))
@@ -126,9 +150,10 @@ class Polarized(Routing):
         """Exact route structure for every (s, t), s in `sources`, t in `targets` (default all).
 
         Returns arrays (len(sources), len(targets)): `shortest`, `longest` (hops of the shortest
-        and longest Polarized route), `zero_load` (route taken when every occupancy is 0: lowest
-        priority, then lowest port), and counts `dead_ends` (states reachable from s, not t, with
-        no candidate) and `cyclic` (pairs whose route graph did not drain: a livelock).
+        and longest Polarized route, escapes included), `zero_load` (route taken when every
+        occupancy is 0: lowest priority, then lowest port), and counts `dead_ends` (states
+        reachable from s, not t, with no candidate: the packet escapes there) and `cyclic`
+        (pairs whose route graph did not drain: a livelock).
         """
         n, o = self.n, self.oracle
         sources = np.arange(n) if sources is None else np.asarray(sources, dtype=np.int64)
@@ -164,9 +189,19 @@ class Polarized(Routing):
             longest = np.full(len(targets), -1)
             for k in range(limit + 1):
                 at_t = (reach[targets, T // 64] >> (T % 64).astype(np.uint64)) & np.uint64(1) == 1
-                shortest = np.where(at_t & (shortest < 0), k, shortest)
-                longest = np.where(at_t, k, longest)
-                dead += int(np.bitwise_count(reach & stuck).sum())
+                shortest = np.where(at_t & ((shortest < 0) | (k < shortest)), k, shortest)
+                longest = np.where(at_t, np.maximum(longest, k), longest)
+                hit = reach & stuck                       # dead ends reached after k hops: escape
+                if hit.any():
+                    dead += int(np.bitwise_count(hit).sum())
+                    bitmap = np.unpackbits(hit.view(np.uint8), axis=1, bitorder="little")[:, :len(targets)]
+                    hc, hj = np.nonzero(bitmap)
+                    length = k + dist_ct[hj, hc]          # then D(c, t) minimal hops
+                    np.maximum.at(longest, hj, length)
+                    first = np.full(len(targets), np.iinfo(np.int64).max)
+                    np.minimum.at(first, hj, length)
+                    shortest = np.where((first < np.iinfo(np.int64).max) & ((shortest < 0) | (first < shortest)),
+                                        first, shortest)
                 moved = reach[c_e] & ok_e
                 reach = np.bitwise_or.reduceat(moved, np.minimum(starts, len(heads) - 1), axis=0)
                 reach[~has_in] = 0
@@ -180,17 +215,19 @@ class Polarized(Routing):
             choice = pen.argmin(axis=2)                                                   # (T, n)
             cur = np.full(len(targets), s)
             hops = np.zeros(len(targets), dtype=np.int64)
-            failed = np.zeros(len(targets), dtype=bool)
             for _ in range(limit):
-                go = np.nonzero((cur != targets) & ~failed)[0]
+                go = np.nonzero(cur != targets)[0]
                 if not len(go):
                     break
                 p = choice[go, cur[go]]
-                failed[go] = ~ok[go, cur[go], p]          # a dead end: no candidate at all
-                go = go[~failed[go]]
-                cur[go] = nbr[cur[go], choice[go, cur[go]]]
-                hops[go] += 1
-            out["zero_load"][i] = np.where((cur == targets) & ~failed, hops, -1)
+                okp = ok[go, cur[go], p]
+                esc = go[~okp]                            # a dead end: escape, D(c, t) minimal hops
+                hops[esc] += dist_ct[esc, cur[esc]]
+                cur[esc] = targets[esc]
+                mv = go[okp]
+                cur[mv] = nbr[cur[mv], p[okp]]
+                hops[mv] += 1
+            out["zero_load"][i] = np.where(cur == targets, hops, -1)
             if progress:
                 progress(1)
         out["dead_ends"] = dead

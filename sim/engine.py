@@ -25,6 +25,28 @@ G_BAD_DST, G_BAD_EP, G_BODY, G_TAIL = 0, 1, 2, 3
 GARBAGE_KINDS = ("bad_dst", "bad_ep", "body", "tail")
 
 
+@nb.njit(cache=True, inline="always")
+def _polarized_ok(r, nbr, src_r, dst_r, dist):
+    """(allowed, Δμ) of the hop r -> nbr for (s, t) by the Polarized rule (routing_logic.polarized)."""
+    if nbr < 0:
+        return False, 0
+    a = np.int64(dist[r, src_r])
+    b = np.int64(dist[r, dst_r])
+    ds = np.int64(dist[nbr, src_r]) - a
+    dt = np.int64(dist[nbr, dst_r]) - b
+    dmu = ds - dt
+    return dmu > 0 or (ds == 1 and dt == 1 and a < b) or (ds == -1 and dt == -1 and a >= b), dmu
+
+
+@nb.njit(cache=True)
+def _polarized_dead_end(r, src_r, dst_r, R, nbr_r, dist):
+    """No Polarized candidate at r for (s, t): the packet escapes to minimal routing (phase 0)."""
+    for p in range(R):
+        if _polarized_ok(r, nbr_r[r, p], src_r, dst_r, dist)[0]:
+            return False
+    return True
+
+
 @nb.njit(cache=True)
 def _choose(r, hops, src_r, dst_r, inter, phase, mode, R, V, B, nbr_r, dist, nexthop, credits, owner, pen, C):
     """Best free (port, vc) among the routing candidates for a head at router r, or (-1, -1).
@@ -50,17 +72,9 @@ def _choose(r, hops, src_r, dst_r, inter, phase, mode, R, V, B, nbr_r, dist, nex
                     best_key = key
                     best_w = w
         return (p, best_w) if best_w >= 0 else (-1, -1)
-    if mode == POLARIZED:
-        a = dist[r, src_r]
-        b = dist[r, dst_r]
+    if mode == POLARIZED and phase == 1:
         for p in range(R):
-            nbr = nbr_r[r, p]
-            if nbr < 0:
-                continue
-            ds = np.int64(dist[nbr, src_r]) - a
-            dt = np.int64(dist[nbr, dst_r]) - b
-            dmu = ds - dt
-            ok = dmu > 0 or (ds == 1 and dt == 1 and a < b) or (ds == -1 and dt == -1 and a >= b)
+            ok, dmu = _polarized_ok(r, nbr_r[r, p], src_r, dst_r, dist)
             if not ok:
                 continue
             for w in range(w0, w1):
@@ -72,9 +86,9 @@ def _choose(r, hops, src_r, dst_r, inter, phase, mode, R, V, B, nbr_r, dist, nex
                     best_p = p
                     best_w = w
         return (best_p, best_w) if best_p >= 0 else (-1, -1)
-    # MIN / VALIANT / UGAL: all minimal ports toward the current target
+    # MIN / VALIANT / UGAL / escaped Polarized: all minimal ports toward the current target
     tgt = dst_r
-    if mode != MIN and phase == 0 and r != inter:
+    if (mode == VALIANT or mode == UGAL) and phase == 0 and r != inter:
         tgt = inter
     d0 = dist[r, tgt]
     for p in range(R):
@@ -330,9 +344,13 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters,
                     ph = pk_phase[pk]
                     if ph == 0 and r == pk_inter[pk]:
                         ph = 1
+                    if mode == POLARIZED and ph == 1 and r != dst_r and \
+                            _polarized_dead_end(r, ep_router[pk_src[pk]], dst_r, R, nbr_r, dist):
+                        pk_phase[pk] = 0           # escapes for the rest of its route
+                        ph = 0
                     o = -1
                     w = -1
-                    if ph == 1 and r == dst_r:
+                    if r == dst_r and (ph == 1 or mode == POLARIZED):
                         o = R + (pk_dst[pk] - ep_first[r])
                         for ww in range(V):
                             if owner[r, o, ww] < 0:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from topologies.errors import ParameterError
 
+from . import engine
 from .network_sim import NetworkSim
 
 
@@ -28,6 +29,7 @@ class LinkFlit:
     vc: int
     packet: int    # the model's packet id
     seq: int
+    phase: int = 1  # the head's phase bit as the router sent it
 
 
 class ExternalRouter:
@@ -99,6 +101,8 @@ class ExternalRouter:
                     m.pk_hops[pk] += 1
                     if r == m.pk_inter[pk]:
                         m.pk_phase[pk] = 1
+                    if f.phase == 0 and m.mode == engine.POLARIZED:
+                        m.pk_phase[pk] = 0          # escaped a dead end in the router (routing_logic.polarized)
                 k = int(m.a_cnt[sa])
                 m.a_r[sa, k], m.a_p[sa, k], m.a_v[sa, k] = m.nbr_r[r, o], m.nbr_p[r, o], f.vc
                 m.a_pkt[sa, k], m.a_seq[sa, k] = pk, f.seq

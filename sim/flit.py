@@ -10,6 +10,10 @@ from amaranth.lib import data
 from .params import RouterParams
 
 HOPS_BITS = 4
+# fields a flit's header changes on its way (every other field arrives as injected): the VC per
+# hop, the hop count (heads), the phase bit (set at a Valiant intermediate; cleared when a
+# Polarized packet escapes a dead end to minimal routing, routing_logic.polarized)
+CHANGED_IN_FLIGHT = ("vc", "hops", "phase")
 
 
 def bits_for(n: int) -> int:

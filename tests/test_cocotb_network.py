@@ -42,19 +42,26 @@ CASES = [
 FAULT_CYCLES = int(os.environ.get("PSTAR_FAULT_CYCLES", "4000"))
 
 
-FAULT_CASES = [pytest.param(PS26, r, f, id=f"ps26-{r}-{int(f * 100)}pct") for r, f in
-               (("min", 0.10), ("polarstar", 0.10))]
-FAULT_CASES += [pytest.param(PS104, r, f, id=f"ps104-{r}-{int(f * 100)}pct", marks=full_only) for r in
+# VCs: 4 for min/polarstar; Polarized with escapes needs the fewest its damaged channel dependency
+# graph accepts (8 on the 26-router network at 10%; 11, 11, 12 on the 104-router one at 5/10/20%)
+FAULT_CASES = [pytest.param(PS26, r, f, v, id=f"ps26-{r}-{int(f * 100)}pct") for r, f, v in
+               (("min", 0.10, 4), ("polarstar", 0.10, 4), ("polarized", 0.10, 8))]
+FAULT_CASES += [pytest.param(PS104, r, f, 4, id=f"ps104-{r}-{int(f * 100)}pct", marks=full_only) for r in
                 ("min", "polarstar") for f in (0.05, 0.10, 0.20)]
+FAULT_CASES += [pytest.param(PS104, "polarized", f, v, id=f"ps104-polarized-{int(f * 100)}pct", marks=full_only)
+                for f, v in ((0.05, 11), (0.10, 11), (0.20, 12))]
 
 
-@pytest.mark.parametrize("spec,routing,fail", FAULT_CASES)
-def test_network_lockstep_with_failed_links(spec, routing, fail, tmp_path):
+@pytest.mark.parametrize("spec,routing,fail,vcs", FAULT_CASES)
+def test_network_lockstep_with_failed_links(spec, routing, fail, vcs, tmp_path):
     """Links failed: the model routes the damaged network; the RTL keeps its wiring and gets the
-    recomputed tables (min) or the PolarStar exception CAM through `load`. Every flit matches."""
-    results, report, meta, model = lockstep(spec, routing, 4, 0.5, FAULT_CYCLES, tmp=tmp_path, fail=fail)
+    recomputed tables (min, polarized: dead-end escapes included) or the PolarStar exception CAM
+    through `load`. Every flit matches."""
+    results, report, meta, model = lockstep(spec, routing, vcs, 0.5, FAULT_CYCLES, tmp=tmp_path, fail=fail)
     assert results and all(r["passed"] for r in results), (results, report)
     assert report["ejected"] == report["expected"] == model.ejected_flits > 0.3 * FAULT_CYCLES * model.net.num_endpoints
+    if routing == "polarized":
+        assert (model.pk_phase[:model.num_packets] == 0).any()        # some packets escaped dead ends
     failed = model.net.attrs["failed_links"]
     assert len(failed) == round(fail * build(spec).num_links)
     print(f"\n{routing} on {model.net.name}: {report['cycles']} cycles, {report['ejected']} flits match, "

@@ -3,8 +3,10 @@
 PolarStar q=3 IQ d'=3 (104 routers) with 5%, 10% and 20% of its links failed: table minimal is
 recomputed on the damaged network, arithmetic PolarStar falls back to per-router exceptions; the
 channel-dependency check runs on each (routing, VCs); the model delivers every packet, and every
-route is checked hop by hop against BFS on the damaged network. Polarized routing dead-ends on
-these damaged networks and is refused with a one-line error (routing_logic/polarized.py).
+route is checked hop by hop against BFS on the damaged network. Polarized routing reaches dead
+ends on these damaged networks; packets escape there to minimal routing (routing_logic/polarized.py):
+its routes are checked against an explicit walk of the route graph, its VC need by the channel
+dependency graph, and its delivery in the model.
 """
 import numpy as np
 import pytest
@@ -94,19 +96,58 @@ def test_arithmetic_distances_refused_on_damaged(damaged):
         make_routing("polarized", damaged[1], distances="arithmetic")
 
 
-def test_polarized_refused_where_it_dead_ends(damaged):
-    """The refusal is real: some reachable (c, s, t) state has no Polarized candidate."""
+def _longest_by_walk(r, s, t):
+    """Longest route s -> t by depth-first search over (router, phase) through route()/advance()
+    (independent of route_lengths' bitset sweep); raises on a cycle or a dead end."""
+    from functools import lru_cache
+
+    @lru_cache(maxsize=None)
+    def longest(c, phase, depth):
+        assert depth < 40, f"route cycles ({s} -> {t})"
+        if c == t:
+            return 0
+        st = RouteState(s, t, hops=0, phase=phase)
+        cands = r.route(c, st)
+        assert cands, f"dead end at {c} for ({s}, {t})"
+        nxt = r.advance(c, st, cands[0].port).phase
+        return 1 + max(longest(r.neighbor(c, x.port), nxt, depth + 1) for x in cands)
+
+    return longest(s, 1, 0)
+
+
+def test_polarized_escapes_dead_ends(damaged):
+    """Dead ends are real on the damaged network; packets escape there (phase 0, minimal ports):
+    no route cycles, every pair is connected, the shortest route is the damaged distance, and the
+    longest route (with escapes) equals an explicit walk of the route graph."""
     from routing_logic.polarized import Polarized
-    from topologies.network import Network
     f, d = damaged
-    with pytest.raises(ParameterError, match="dead ends"):
-        make_routing("polarized", d)
-    bare = Network(d.name, d.offsets, d.peer, d.endpoints)      # same graph, no failure record
-    lengths = Polarized(bare, distances="table").route_lengths()
-    assert lengths["dead_ends"] > 0
+    r = Polarized(d, distances="table")
+    L = r.route_lengths()
+    dist = distance_matrix(d).astype(np.int64)
+    assert L["dead_ends"] > 0 and L["cyclic"] == 0
+    assert np.array_equal(L["shortest"], dist)
+    assert np.array_equal(L["zero_load"], dist)
+    assert L["longest"].max() <= r.max_route_length
+    rng = np.random.default_rng(int(f * 100))
+    for s, t in rng.integers(d.num_routers, size=(25, 2)).tolist():
+        assert _longest_by_walk(r, s, t) == L["longest"][s, t]
+    # pairs whose longest route goes through a dead end (longer than any dead-end-free route could be)
+    worst = np.argwhere(L["longest"] == L["longest"].max())[:5]
+    for s, t in worst.tolist():
+        assert _longest_by_walk(r, s, t) == L["longest"][s, t]
 
 
-@pytest.mark.parametrize("routing", ["min", "polarstar"])
+def test_polarized_vcs_on_a_damaged_network(ps104):
+    """The deadlock check runs on the damaged network's routing and VC policy, escapes included:
+    11 hop-indexed VCs are enough at 10% failed links, 10 are not."""
+    from routing_logic.deadlock import DeadlockError
+    d = ps104.without_links(fraction=0.10, seed=1)
+    make_routing("polarized", d, vcs=11)
+    with pytest.raises(DeadlockError):
+        make_routing("polarized", d, vcs=10)
+
+
+@pytest.mark.parametrize("routing", ["min", "polarstar", "polarized"])
 def test_model_delivers_every_packet(damaged, routing):
     f, d = damaged
     probe = make_routing(routing, d, check_deadlock=False)
@@ -121,3 +162,5 @@ def test_model_delivers_every_packet(damaged, routing):
     pk = sim.packets()
     assert sim.num_packets > 3000 and (pk["done"] >= 0).all(), f"{(pk['done'] < 0).sum()} packets not delivered"
     assert (pk["eseq"] == sim.params.packet_flits).all()
+    if routing == "polarized":                  # some packets escaped a dead end on the way
+        assert (sim.pk_phase[:sim.num_packets] == 0).sum() > 0

@@ -30,7 +30,8 @@ def net(request):
 
 
 def run_queries(dut, queries):
-    """queries: iterable of (router, src, dst, hops). Returns [(mask, [prio per port])]."""
+    """queries: iterable of (router, src, dst, hops[, phase = 1]). Returns [(mask, [prio per
+    port])], or with units that escape (answer.escape) [(mask, [prio per port], escape)]."""
     lay = query_layout(dut.num_routers)
     off = {k: f.offset for k, f in lay}
     out = []
@@ -43,15 +44,19 @@ def run_queries(dut, queries):
         qv = dut.query[0].as_value()
         av = dut.answer[0].as_value()
         last_r = None
-        for r, s, t, h in queries:
+        for r, s, t, h, *ph in queries:
             if r != last_r:
                 ctx.set(dut.router, r)
                 last_r = r
-            ctx.set(qv, (s << off["src"]) | (t << off["dst"]) | (h << off["hops"]) | (1 << off["phase"]))
+            phase = ph[0] if ph else 1
+            ctx.set(qv, (s << off["src"]) | (t << off["dst"]) | (h << off["hops"]) | (phase << off["phase"]))
             a = ctx.get(av)
             mask = a & ((1 << mask_w) - 1)
             pr = [(a >> (mask_w + p * pb)) & ((1 << pb) - 1) for p in range(mask_w)] if pb else []
-            out.append((mask, pr))
+            if dut.escapes:
+                out.append((mask, pr, (a >> alay["escape"].offset) & 1))
+            else:
+                out.append((mask, pr))
 
     sim = Simulator(dut)
     sim.add_testbench(tb)
@@ -59,9 +64,9 @@ def run_queries(dut, queries):
     return out
 
 
-def want_of(routing, c, s, t, hops=0):
+def want_of(routing, c, s, t, hops=0, phase=1):
     """(mask, {port: priority}) from routing_logic; mask 0 at the destination (EJECT)."""
-    cands = routing.route(c, RouteState(s, t, hops))
+    cands = routing.route(c, RouteState(s, t, hops, phase=phase))
     if cands[0].port == EJECT:
         assert len(cands) == 1
         return 0, {}
@@ -141,17 +146,24 @@ def test_table_unit_load_port():
         assert mask == want_of(routing, c, c, t)[0], (c, t)
 
 
-def check_polarized(net, routers, routing):
+def check_polarized(net, routers, routing, phases=(1,)):
+    """Every (src, dst, phase) at `routers`: mask and priorities as routing_logic's candidates,
+    and `escape` exactly where routing_logic's advance clears the phase bit."""
     n = net.num_routers
     bad = []
+    escapes = 0
     for c in routers:
-        queries = [(c, s, t, 0) for s in range(n) for t in range(n)]
+        queries = [(c, s, t, 0, ph) for s in range(n) for t in range(n) for ph in phases]
         got = run_queries(PolarizedTableUnit(net, router=c, routing=routing), queries)
-        for q, (mask, prio) in zip(queries, got):
-            wm, wp = want_of(routing, *q[:3])
-            if mask != wm or any(prio[p] != wp[p] for p in wp):
-                bad.append((q, mask, wm, prio, wp))
-    assert not bad, f"{len(bad)} (router, src, dst) differ, first: {bad[:2]}"
+        for q, (mask, prio, esc) in zip(queries, got):
+            wm, wp = want_of(routing, q[0], q[1], q[2], phase=q[4])
+            st = RouteState(q[1], q[2], phase=q[4])
+            want_esc = int(q[0] != q[2] and routing.advance(q[0], st, 0).phase == 0)
+            escapes += want_esc
+            if mask != wm or any(prio[p] != wp[p] for p in wp) or esc != want_esc:
+                bad.append((q, mask, wm, prio, wp, esc, want_esc))
+    assert not bad, f"{len(bad)} (router, src, dst, phase) differ, first: {bad[:2]}"
+    return escapes
 
 
 def test_polarized_unit_every_triple(net):
@@ -162,6 +174,22 @@ def test_polarized_unit_every_triple(net):
     else:          # 104 routers: every (src, dst) of 8 routers (quadric / non-quadric, all supernode slots)
         routers = [0, 9, 18, 27, 36, 45, 100, 103]
     check_polarized(net, routers, routing)
+
+
+def test_polarized_unit_escapes_on_a_damaged_network():
+    """10% of the 26-router PolarStar's links failed: the unit built with the damaged network's
+    tables gives routing_logic's candidates for every (router, src, dst, phase), dead-end escapes
+    (minimal ports, priority 0, `escape` set) included; on the intact network nothing escapes
+    unless the head arrives with phase 0."""
+    net = polarstar(3, "iq", 0)
+    damaged = net.without_links(fraction=0.10, seed=1)
+    routing = Polarized(damaged, buffer_depth=8)
+    assert routing.route_lengths()["dead_ends"] > 0
+    n = net.num_routers
+    escapes = check_polarized(damaged, range(n), routing, phases=(0, 1))
+    assert escapes > n * n * (n - 1)          # every phase-0 query (t != router), and dead ends
+    intact = Polarized(net, buffer_depth=8)
+    assert check_polarized(net, [0, 7], intact, phases=(0, 1)) == 2 * n * (n - 1)
 
 
 def test_polarized_unit_penalties_scale_with_depth():

@@ -34,6 +34,8 @@ def test_flit_words_pack_like_endpoints():
         assert one["payload"] == payload_of(int(pk[i]), int(seq[i]), 32)
         assert fw.to_int(words[i]) == flits.pack(**one)
     assert fw.to_int(fw.keep) == flits.pack(**{k: (1 << w) - 1 for k, (_, w) in fields.items() if k != "vc"})
+    real = FlitWords({"head": (0, 1), "vc": (1, 2), "hops": (3, 4), "phase": (7, 1), "dst": (8, 5)}, 13)
+    assert real.to_int(real.keep) == 0b1_1111_0000_0001
 
 
 def test_replay_matches_model_with_garbage_and_drain():

@@ -32,6 +32,8 @@ def _reference_candidates(dist, nbr, s, t, c, paper=True):
             out[p] = 0
         elif (ds, dt) == (-1, -1) and (a >= b if paper else a > b):
             out[p] = 0
+    if not out:         # a dead end: the packet escapes to the minimal ports (priority 0)
+        out = {p: "escape" for p, m in enumerate(nbr[c]) if m >= 0 and dist[m, t] == b - 1}
     return out
 
 
@@ -61,7 +63,7 @@ def test_candidates_follow_the_paper_table(name, symmetric):
         assert [x.port for x in got] == sorted(ref)
         for x in got:
             if x.port != EJECT:
-                assert x.priority == {2: 0, 1: 64, 0: 80}[ref[x.port]]
+                assert x.priority == {2: 0, 1: 64, 0: 80, "escape": 0}[ref[x.port]]
                 assert x.vc == 2
 
 
@@ -109,12 +111,11 @@ def test_route_lengths_agree_with_walks_through_the_api():
 
 
 def _hop_allowed(r, s, t):
-    """(n, P) allowed hops for the pair (s, t), through the batched interface."""
-    n, P = r.n, r.oracle.ports
-    idx, port, _, _ = r.candidates_batch(np.arange(n), StateArrays.make(s, t))
-    ok = np.zeros((n, P), dtype=bool)
-    m = port != EJECT
-    ok[idx[m], port[m]] = True
+    """(n, P) hops the paper's rule allows for the pair (s, t) (without the dead-end escape:
+    the symmetric rule has dead ends at states no route reaches)."""
+    o, c = r.oracle, np.arange(r.n)
+    ok, _ = r.allowed(o.delta(c, s), o.delta(c, t), o.dist_of(c, s), o.dist_of(c, t))
+    ok[t] = False                                   # at t the packet ejects
     return ok
 
 
@@ -215,12 +216,22 @@ def test_source_router_allows_every_port():
     assert [c.port for c in cands] == list(range(net.degree[7]))
 
 
-def test_corners_of_a_path_graph_are_reported():
-    """The paper: Polarized does not suit a path graph, a route can walk away into a corner."""
+def test_corners_of_a_path_graph_escape_to_minimal_routing():
+    """The paper: Polarized does not suit a path graph, a route can walk away into a corner.
+    There the packet escapes: it takes the minimal port and clears its phase bit, and from then
+    on routes minimally (route length: hops into the corner + D(corner, t))."""
     path = Network.from_edges("path5", 5, [(i, i + 1) for i in range(4)])
     r = Polarized(path)
     assert [c.port for c in r.route(1, RouteState(2, 4))] == [0]                 # only toward router 0
     assert path.neighbor(1, 0) == (0, 0)
-    assert r.route(0, RouteState(2, 4)) == ()                                    # the corner
+    assert r.allowed(r.oracle.delta(0, 2), r.oracle.delta(0, 4), 2, 4)[0].sum() == 0   # the corner
+    esc = r.route(0, RouteState(2, 4, hops=2))
+    assert [(c.port, c.priority) for c in esc] == [(0, 0)]                       # minimal, no penalty
+    after = r.advance(0, RouteState(2, 4, hops=2), 0)
+    assert after.phase == 0 and r.advance(1, RouteState(2, 4, hops=1), 0).phase == 1
+    # escaped: only minimal ports, even where the rule would allow more (at the source, every port)
+    assert [c.port for c in r.route(2, RouteState(2, 4, phase=0))] == [1]
+    assert [c.port for c in r.route(2, RouteState(2, 4))] == [0, 1]
     L = r.route_lengths()
-    assert L["dead_ends"] > 0 and L["zero_load"][2, 4] == 2 and L["cyclic"] == 0
+    assert L["dead_ends"] > 0 and L["cyclic"] == 0
+    assert L["longest"][2, 4] == 2 + 4 and L["shortest"][2, 4] == 2 and L["zero_load"][2, 4] == 2

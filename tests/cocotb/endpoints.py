@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from sim.flit import CHANGED_IN_FLIGHT
+
 
 def payload_of(pk: int, seq: int, bits: int) -> int:
     return (pk * 2654435761 + seq * 40503 + 12345) & ((1 << bits) - 1) if bits else 0
@@ -81,10 +83,10 @@ class Endpoints:
         self.gi = 0
         self.src, self.dst = src, dst
         self.waiting = set()                     # endpoints with a packet queued
-        # bits that do not change in the network (everything but vc and hops): injected & keep
+        # bits that do not change in the network (sim.flit.CHANGED_IN_FLIGHT): injected & keep
         f = self.flits.fields
         self.keep = (1 << sum(w for _, w in f.values())) - 1
-        for k in ("vc", "hops"):
+        for k in CHANGED_IN_FLIGHT:
             off, w = f[k]
             self.keep &= ~(((1 << w) - 1) << off)
         self.injected = {}                       # packet * L + seq -> flit & keep

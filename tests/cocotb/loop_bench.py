@@ -70,7 +70,7 @@ async def router_in_the_loop(dut):
                 for k in ("src", "src_ep", "dst", "dst_ep", "seq", "head", "tail"):
                     assert f[k] == want[k], f"cycle {t}: port {o} flit {f}: {k} should be {want[k]}"
                 assert f["payload"] == payload_of(p, f["seq"], pbits), f"cycle {t}: port {o}: payload corrupted: {f}"
-                sent.append(LinkFlit(o, f["vc"], p, f["seq"]))
+                sent.append(LinkFlit(o, f["vc"], p, f["seq"], f["phase"]))
                 through += 1
                 if f["tail"]:
                     del live[f["packet"]]

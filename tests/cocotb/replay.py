@@ -27,13 +27,13 @@ import numpy as np
 from endpoints import Flits, garbage_flit
 from lockstep import network_build
 from sim.engine import EV_CREDIT, EV_INJECT
+from sim.flit import CHANGED_IN_FLIGHT
 from sim.network_sim import NetworkSim
 from sim.params import RouterParams
 from topologies import build
 
 MAIN = pathlib.Path(__file__).resolve().parent / "replay_main.cpp"
-# the fields a flit keeps from injection to ejection carry these values from the endpoint
-# (Endpoints.template): hops counts up in the network and vc changes per hop
+# values the endpoint puts in these fields (Endpoints.template)
 INJECT_CONSTANTS = {"hops": 0, "inter": 0, "phase": 1}
 
 
@@ -45,13 +45,13 @@ def payload_words(pk: np.ndarray, seq: np.ndarray, bits: int) -> np.ndarray:
 
 class FlitWords:
     """Flits as rows of 32-bit words (the harness's wire format), packed with the layout's
-    field offsets; `keep` masks out the fields the network changes (vc, hops)."""
+    field offsets; `keep` masks out the fields the network changes (sim.flit.CHANGED_IN_FLIGHT)."""
 
     def __init__(self, fields: dict, W: int):
         self.fields, self.W = fields, W
         self.nw = (W + 31) // 32
         self.keep = self.pack({k: np.array([(1 << min(w, 64)) - 1], dtype=np.uint64)
-                               for k, (_, w) in fields.items() if k not in ("vc", "hops")}, 1)[0]
+                               for k, (_, w) in fields.items() if k not in CHANGED_IN_FLIGHT}, 1)[0]
 
     def pack(self, values: dict, n: int) -> np.ndarray:
         out = np.zeros((n, self.nw), dtype=np.uint64)
