@@ -398,11 +398,11 @@ def test_checker_flags_each_error():
              + packet(1, 4, dst=me, errs=(1, 1, 1))                     # should have been ejected
              + packet(0, 5, inter=3, errs=(0, 1, 1))                    # body inter differs from the head's
              + packet(1, 6, src=me, inter=1, errs=(1, 1, 1))            # local packets carry inter 0 ...
-             + packet(0, 7, src=me, phase=0, errs=(1, 1, 1))            # ... and phase 1 (bodies: differ from head)
-             + [(flit(1, 0, packet=8, dst=4, hops=2, inter=me, phase=0), 1),   # inter = this router: phase forced
-                (flit(1, 1, packet=8, dst=4, inter=me, phase=0), 0), (flit(1, 2, packet=8, dst=4, inter=me, phase=0), 0)]
-             + [(flit(0, 0, packet=9, dst=4, hops=2, inter=me), 0),     # ... the body keeps the original phase
-                (flit(0, 1, packet=9, dst=4, inter=me, phase=0), 0), (flit(0, 2, packet=9, dst=4, inter=me, phase=0), 0)]
+             + packet(0, 7, src=me, phase=0, errs=(1, 0, 0))            # ... and phase 1 (the head)
+             + [(flit(1, 0, packet=8, dst=4, hops=2, phase=0), 0),      # a head that left with phase 0
+                (flit(1, 1, packet=8, dst=4), 0), (flit(1, 2, packet=8, dst=4), 0)]   # (escaped): bodies 1 or 0
+             + [(flit(0, 0, packet=9, dst=4, hops=2, inter=me), 0),     # phase 1 on the head: the bodies' too
+                (flit(0, 1, packet=9, dst=4, inter=me, phase=0), 1), (flit(0, 2, packet=9, dst=4, inter=me, phase=0), 1)]
              + [(flit(1, 0, packet=6, dst=4, hops=2), 0), (flit(1, 1, packet=6, dst=4, phase=0), 1),
                 (flit(1, 2, packet=6, dst=4), 0)])
     flags = []
