@@ -175,6 +175,34 @@ def _log_event(etrace, etrace_len, kind, t, e, v, ident, seq):
     etrace_len[0] = n + 1           # counts past the capacity: the caller sees an overflow
 
 
+@nb.njit(cache=True, inline="always")
+def _most_credits(ep_credit, e, V):
+    """Endpoint e's VC with the most credits (ties: the lowest)."""
+    best = 0
+    for v in range(1, V):
+        if ep_credit[e, v] > ep_credit[e, best]:
+            best = v
+    return best
+
+
+@nb.njit(cache=True, inline="always")
+def _endpoint_send(t, e, v, ident, seq, R, LL, ep_router, ep_first, ep_credit,
+                   a_cnt, a_r, a_p, a_v, a_pkt, a_seq, etrace, etrace_len):
+    """Endpoint e sends flit (ident, seq) on VC v in cycle t: it reaches its router's local
+    input LL cycles later, and takes one of the endpoint's credits. seq < 0: garbage."""
+    r = ep_router[e]
+    s2 = (t + LL) % a_cnt.shape[0]
+    k = a_cnt[s2]
+    a_r[s2, k] = r
+    a_p[s2, k] = R + (e - ep_first[r])
+    a_v[s2, k] = v
+    a_pkt[s2, k] = ident
+    a_seq[s2, k] = seq
+    a_cnt[s2] = k + 1
+    ep_credit[e, v] -= 1
+    _log_event(etrace, etrace_len, EV_INJECT, t, e, v, ident, seq)
+
+
 @nb.njit(cache=True)
 def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters,
                nbr_r, nbr_p, dist, nexthop, pen, ep_first, ep_router,
@@ -267,24 +295,12 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters,
             g = gq_head[e]
             if g >= 0 and q_sent[e] == 0:
                 # due garbage goes first, but only between packets, on the VC with the most credits
-                best = 0
-                for v in range(1, V):
-                    if ep_credit[e, v] > ep_credit[e, best]:
-                        best = v
+                best = _most_credits(ep_credit, e, V)
                 if ep_credit[e, best] <= 0:
                     continue
-                r = ep_router[e]
-                s2 = (t + LL) % RING
-                k = a_cnt[s2]
-                a_r[s2, k] = r
-                a_p[s2, k] = R + (e - ep_first[r])
-                a_v[s2, k] = best
-                a_pkt[s2, k] = g
-                a_seq[s2, k] = -1 - g_kind[g]
-                a_cnt[s2] = k + 1
-                ep_credit[e, best] -= 1
+                _endpoint_send(t, e, best, g, -1 - g_kind[g], R, LL, ep_router, ep_first, ep_credit,
+                               a_cnt, a_r, a_p, a_v, a_pkt, a_seq, etrace, etrace_len)
                 counters[5] += 1
-                _log_event(etrace, etrace_len, EV_INJECT, t, e, best, g, -1 - g_kind[g])
                 moved = True
                 g_sent[g] = t
                 gq_head[e] = g_next[g]
@@ -295,26 +311,13 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters,
             if pk < 0:
                 continue
             if q_sent[e] == 0:             # a new packet takes the VC with the most credits
-                best = 0
-                for v in range(1, V):
-                    if ep_credit[e, v] > ep_credit[e, best]:
-                        best = v
-                ep_vc[e] = best
+                ep_vc[e] = _most_credits(ep_credit, e, V)
             v = ep_vc[e]
             if ep_credit[e, v] <= 0:
                 continue
-            r = ep_router[e]
-            s2 = (t + LL) % RING
-            k = a_cnt[s2]
-            a_r[s2, k] = r
-            a_p[s2, k] = R + (e - ep_first[r])
-            a_v[s2, k] = v
-            a_pkt[s2, k] = pk
-            a_seq[s2, k] = q_sent[e]
-            a_cnt[s2] = k + 1
-            ep_credit[e, v] -= 1
+            _endpoint_send(t, e, v, pk, q_sent[e], R, LL, ep_router, ep_first, ep_credit,
+                           a_cnt, a_r, a_p, a_v, a_pkt, a_seq, etrace, etrace_len)
             counters[0] += 1
-            _log_event(etrace, etrace_len, EV_INJECT, t, e, v, pk, q_sent[e])
             moved = True
             q_sent[e] += 1
             if q_sent[e] == L:
