@@ -9,7 +9,7 @@ extra iterations of the switch allocator, which reuse the pointer of the first.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -22,12 +22,10 @@ def _check_n(n):
 def one_hot_index(m: Module, onehot, n: int):
     """Index of the set bit of an `n`-bit one-hot value (0 when none), as an OR of indices."""
     width = max(1, (n - 1).bit_length())
-    terms = [Mux(onehot[i], i, 0) for i in range(1, n)]
     idx = Signal(width)
-    acc = 0
-    for t in terms:
-        acc = acc | t
-    m.d.comb += idx.eq(acc)
+    # bit b of the index: is the set bit at an index with bit b set (one masked reduction per bit)
+    m.d.comb += idx.eq(Cat(*[(onehot & Const(sum(1 << i for i in range(n) if i >> b & 1), n)).any()
+                             for b in range(width)]))
     return idx
 
 
@@ -52,7 +50,7 @@ class RoundRobinPick(wiring.Component):
             m.d.comb += [self.grant.eq(self.requests), self.valid.eq(self.requests), self.index.eq(0)]
             return m
         at_or_after = Signal(n)
-        m.d.comb += at_or_after.eq(Cat(*[self.ptr <= i for i in range(n)]))
+        m.d.comb += at_or_after.eq(Const((1 << n) - 1, n) << self.ptr)
         high = Signal(n)
         m.d.comb += high.eq(self.requests & at_or_after)
         sel = Signal(n)

@@ -235,6 +235,21 @@ class Router(wiring.Component):
                 level += 1
             return leaves[0]
 
+        # VA, stage 1 (shared by all input VCs): per network output o and class c, the free VC of
+        # class c with the least occupancy (ties to the lowest VC). The priority is per port, so
+        # an input VC's best (o, w) is then the best port over these R winners: the same choice
+        # as a minimum over all R·V candidates (ties to the lowest port, then VC), at 1/V the cost
+        cw = max(1, (C - 1).bit_length())
+        best_v = [Signal(C, name=f"vbest_{o}_v") for o in range(R)]
+        best_k = [Signal(C * kb, name=f"vbest_{o}_k") for o in range(R)]
+        best_w = [Signal(C * wb, name=f"vbest_{o}_w") for o in range(R)]
+        for o in range(R):
+            for c in range(C):
+                members = [(~busy[o][w], occ[o][w], Const(o, ob), Const(w, wb)) for w in range(V) if cls_of[w] == c]
+                bv, bk, _, bw = argmin(members, f"vbest_{o}_{c}")
+                m.d.comb += [best_v[o][c].eq(bv), best_k[o].word_select(c, kb).eq(bk),
+                             best_w[o].word_select(c, wb).eq(bw)]
+
         req_valid = [None] * NV
         req_o = [None] * NV
         req_w = [None] * NV
@@ -247,14 +262,13 @@ class Router(wiring.Component):
                 wants = Signal(name=f"wants_{i}_{v}")
                 m.d.comb += wants.eq((counts[i][v] > 0) & ~alloc_valid[i][v] & fl.head & ~fr.bad)
                 hops = fl.hops
-                cls = Signal(range(C), name=f"cls_{i}_{v}")
+                cls = Signal(cw, name=f"cls_{i}_{v}")
                 m.d.comb += cls.eq(Mux(hops >= C - 1, C - 1, hops))
                 leaves = []
                 for o in range(R):
-                    for w in range(V):
-                        ok = fr.mask[o] & ~busy[o][w] & (cls == cls_of[w])
-                        key = occ[o][w] + (fr.prio[o] if pb else 0)
-                        leaves.append((ok, key, Const(o, ob), Const(w, wb)))
+                    key = best_k[o].word_select(cls, kb) + (fr.prio[o] if pb else 0)
+                    leaves.append((fr.mask[o] & best_v[o].bit_select(cls, 1), key, Const(o, ob),
+                                   best_w[o].word_select(cls, wb)))
                 nv, _, no, nw = argmin(leaves, f"va_{i}_{v}")
                 # ejection: the lowest free VC of local port R + dst_ep
                 free = Signal(V, name=f"lfree_{i}_{v}")
@@ -281,7 +295,8 @@ class Router(wiring.Component):
             s = Signal(NV, name=f"req_oh_{iv}")
             m.d.comb += s.eq(Mux(req_valid[iv], Const(1, NV) << (req_o[iv] * V + req_w[iv]), 0))
             req_onehot.append(s)
-        va_grant = [[] for _ in range(NV)]          # va_grant[iv][ov]: arbiter ov grants input VC iv
+        # an input VC requests one output VC, so "some arbiter granted iv" is "iv's arbiter granted it"
+        va_granted_any = Const(0, NV)
         va_set = [[None] * V for _ in range(P)]
         for o in range(P):
             for w in range(V):
@@ -291,8 +306,9 @@ class Router(wiring.Component):
                 m.d.comb += [arb.requests.eq(Cat(*[req_onehot[iv][ov] for iv in range(NV)])),
                              arb.commit.eq(arb.valid), arb.commit_index.eq(arb.index)]
                 va_set[o][w] = arb.valid
-                for iv in range(NV):
-                    va_grant[iv].append(arb.grant[iv])
+                va_granted_any = va_granted_any | arb.grant
+        granted_iv = Signal(NV, name="va_granted")
+        m.d.comb += granted_iv.eq(va_granted_any)
 
         # ---- SA: input-first separable, alloc_iters iterations ----------------------------
         has_credit = Signal(P * V)
@@ -439,7 +455,7 @@ class Router(wiring.Component):
             for v in range(V):
                 iv = i * V + v
                 g = Signal(name=f"va_granted_{i}_{v}")
-                m.d.comb += g.eq(req_valid[iv] & Cat(*va_grant[iv]).bit_select(req_o[iv] * V + req_w[iv], 1))
+                m.d.comb += g.eq(granted_iv[iv])
                 with m.If(g):
                     m.d.sync += [alloc_valid[i][v].eq(1), alloc_o[i][v].eq(req_o[iv]), alloc_w[i][v].eq(req_w[iv])]
                 with m.If(sent[i] & (sent_v[i] == v) & sel_flit[i].tail):
