@@ -240,15 +240,15 @@ class Router(wiring.Component):
         # an input VC's best (o, w) is then the best port over these R winners: the same choice
         # as a minimum over all R·V candidates (ties to the lowest port, then VC), at 1/V the cost
         cw = max(1, (C - 1).bit_length())
+        # (Array indexing by class, not word_select: a variable word_select multiplies the index)
         best_v = [Signal(C, name=f"vbest_{o}_v") for o in range(R)]
-        best_k = [Signal(C * kb, name=f"vbest_{o}_k") for o in range(R)]
-        best_w = [Signal(C * wb, name=f"vbest_{o}_w") for o in range(R)]
+        best_k = [Array(Signal(kb, name=f"vbest_{o}_{c}_k") for c in range(C)) for o in range(R)]
+        best_w = [Array(Signal(wb, name=f"vbest_{o}_{c}_w") for c in range(C)) for o in range(R)]
         for o in range(R):
             for c in range(C):
                 members = [(~busy[o][w], occ[o][w], Const(o, ob), Const(w, wb)) for w in range(V) if cls_of[w] == c]
                 bv, bk, _, bw = argmin(members, f"vbest_{o}_{c}")
-                m.d.comb += [best_v[o][c].eq(bv), best_k[o].word_select(c, kb).eq(bk),
-                             best_w[o].word_select(c, wb).eq(bw)]
+                m.d.comb += [best_v[o][c].eq(bv), best_k[o][c].eq(bk), best_w[o][c].eq(bw)]
 
         req_valid = [None] * NV
         req_o = [None] * NV
@@ -266,9 +266,8 @@ class Router(wiring.Component):
                 m.d.comb += cls.eq(Mux(hops >= C - 1, C - 1, hops))
                 leaves = []
                 for o in range(R):
-                    key = best_k[o].word_select(cls, kb) + (fr.prio[o] if pb else 0)
-                    leaves.append((fr.mask[o] & best_v[o].bit_select(cls, 1), key, Const(o, ob),
-                                   best_w[o].word_select(cls, wb)))
+                    key = best_k[o][cls] + (fr.prio[o] if pb else 0)
+                    leaves.append((fr.mask[o] & best_v[o].bit_select(cls, 1), key, Const(o, ob), best_w[o][cls]))
                 nv, _, no, nw = argmin(leaves, f"va_{i}_{v}")
                 # ejection: the lowest free VC of local port R + dst_ep
                 free = Signal(V, name=f"lfree_{i}_{v}")
