@@ -20,10 +20,10 @@ def _check_n(n):
 
 
 def one_hot_index(m: Module, onehot, n: int):
-    """Index of the set bit of an `n`-bit one-hot value (0 when none), as an OR of indices."""
+    """Index of the set bit of an `n`-bit one-hot value (0 when none): bit b of the index is
+    "the set bit is at an index with bit b set", one masked reduction per index bit."""
     width = max(1, (n - 1).bit_length())
     idx = Signal(width)
-    # bit b of the index: is the set bit at an index with bit b set (one masked reduction per bit)
     m.d.comb += idx.eq(Cat(*[(onehot & Const(sum(1 << i for i in range(n) if i >> b & 1), n)).any()
                              for b in range(width)]))
     return idx

@@ -240,7 +240,7 @@ class Router(wiring.Component):
         # an input VC's best (o, w) is then the best port over these R winners: the same choice
         # as a minimum over all R·V candidates (ties to the lowest port, then VC), at 1/V the cost
         cw = max(1, (C - 1).bit_length())
-        # (Array indexing by class, not word_select: a variable word_select multiplies the index)
+        # indexed by class with Array, not word_select: a variable word_select multiplies the index
         best_v = [Signal(C, name=f"vbest_{o}_v") for o in range(R)]
         best_k = [Array(Signal(kb, name=f"vbest_{o}_{c}_k") for c in range(C)) for o in range(R)]
         best_w = [Array(Signal(wb, name=f"vbest_{o}_{c}_w") for c in range(C)) for o in range(R)]
