@@ -46,6 +46,7 @@ from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
+from hdl.gf import const_mul, div_const
 from hdl.router import credit_signature, flit_signature
 from sim.flit import HOPS_BITS, bits_for
 from sim.params import RouterParams
@@ -221,20 +222,6 @@ def lfsr_logic(state, steps: int):
     return affine_logic(state, lambda s: lfsr_next(s, steps), 32, 32)
 
 
-def div_const(value, width: int, divisor: int, max_value: int):
-    """value // divisor for 0 <= value <= max_value, by a multiply-shift checked exhaustively."""
-    if divisor == 1:
-        return value
-    v = np.arange(max_value + 1, dtype=np.int64)
-    for k in range(width, width + 24):
-        mult = -(-(1 << k) // divisor)
-        if mult.bit_length() + width > 62:
-            break
-        if np.array_equal((v * mult) >> k, v // divisor):
-            return (value * mult) >> k
-    raise ValueError(f"divisor={divisor}: no multiply-shift division found")
-
-
 class PayloadCRC(wiring.Component):
     """payload = payload_crc(layout, src, src_ep, packet, seq), combinational."""
 
@@ -303,18 +290,35 @@ class TrafficGenerator(wiring.Component):
                           "ctl": In(control_layout(E)), "corrupt": In(1), "sent": Out(32),
                           "overflow": Out(16), "create": Out(1)})
 
-    def _draw(self, m, r):
-        """Header fields (dst, dst_ep, src, src_ep, inter, hops, phase) drawn from LFSR value r."""
+    @staticmethod
+    def _scaled(m, name, state, state_next, lo, n, scale, shift, advance):
+        """(state[lo:lo+n] · scale) >> shift held in a register that follows `state` (a Python int,
+        the state at reset; `state_next`: the value it takes when `advance`). The register equals
+        the combinational product at all times, but the product is off the path into the router."""
+        width = max(1, (((1 << n) - 1) * scale >> shift).bit_length())
+        reg = Signal(width, init=(((state >> lo) & ((1 << n) - 1)) * scale) >> shift, name=name)
+        with m.If(advance):
+            m.d.sync += reg.eq(const_mul(state_next[lo:lo + n], scale) >> shift)
+        return reg
+
+    def _draw(self, m, r_next, advance):
+        """Header fields (dst, dst_ep, src, src_ep, inter, hops, phase) drawn from the destination
+        LFSR state r (which becomes r_next when `advance`); see the module docstring."""
         lay = self.layout
         rb, eb = lay["dst"].width, lay["dst_ep"].width
         dst, dst_ep = Signal(rb, name="draw_dst"), Signal(eb, name="draw_dst_ep")
         src, src_ep = Signal(rb, name="draw_src"), Signal(eb, name="draw_src_ep")
+        r0 = self.seeds[1]
+        x0, x_next = r0 ^ (r0 >> 13), r_next ^ (r_next >> 13)
+
+        def scaled(name, lo, n, scale, shift, x=False):
+            return self._scaled(m, name, x0 if x else r0, x_next if x else r_next, lo, n, scale, shift, advance)
+
         if self.kind == "endpoint":
             E, e = self.E, self.e
             gb = bits_for(E)
-            d = Signal(gb, name="draw_d")
+            d = scaled("draw_d", 0, 16, E - 1, 16)
             g = Signal(gb, name="draw_g")
-            m.d.comb += d.eq((r[:16] * (E - 1)) >> 16)
             shifted = Signal(gb + 1, name="draw_shifted")
             m.d.comb += shifted.eq(e + self.ctl.shift)
             with m.If(self.ctl.pattern):
@@ -325,26 +329,24 @@ class TrafficGenerator(wiring.Component):
             pl = np.asarray(self.ep_local, dtype=np.int64)
             per = np.bincount(pr)
             if len(set(per.tolist())) == 1:                 # p endpoints on every router
-                q = div_const(g, gb, int(per[0]), E - 1)
-                m.d.comb += [dst.eq(q), dst_ep.eq(g - q * int(per[0]))]
+                q, rem = div_const(g, int(per[0]), E - 1)
+                m.d.comb += [dst.eq(q), dst_ep.eq(rem)]
             else:
                 m.d.comb += [dst.eq(Array([Const(int(x), rb) for x in pr])[g]),
                              dst_ep.eq(Array([Const(int(x), eb) for x in pl])[g])]
             m.d.comb += [src.eq(self.router), src_ep.eq(self.ep)]
             return dst, dst_ep, src, src_ep, Const(0, rb), Const(0, HOPS_BITS), Const(1, 1)
-        else:
-            n, p = self.n, self.p
-            d = Signal(rb, name="draw_d")
-            s = Signal(rb, name="draw_s")
-            m.d.comb += [d.eq((r[0:12] * (n - 1)) >> 12), s.eq((r[12:24] * (n - 1)) >> 12),
-                         dst.eq(d + (d >= self.neighbour)), src.eq(s + (s >= self.router)),
-                         dst_ep.eq((r[24:28] * p) >> 4), src_ep.eq((r[28:32] * p) >> 4)]
-            x = Signal(32, name="draw_x")
-            inter = Signal(rb, name="draw_inter")
-            hops = Signal(HOPS_BITS, name="draw_hops")
-            phase = Signal(name="draw_phase")
-            m.d.comb += [x.eq(r ^ (r >> 13)), inter.eq((x[0:12] * n) >> 12), hops.eq(1 + x[12]), phase.eq(x[13])]
-            return dst, dst_ep, src, src_ep, inter, hops, phase
+        n, p = self.n, self.p
+        d = scaled("draw_d", 0, 12, n - 1, 12)
+        s_ = scaled("draw_s", 12, 12, n - 1, 12)
+        inter = scaled("draw_inter", 0, 12, n, 12, x=True)
+        x_bits = scaled("draw_x", 12, 2, 1, 0, x=True)
+        m.d.comb += [dst.eq(d + (d >= self.neighbour)), src.eq(s_ + (s_ >= self.router)),
+                     dst_ep.eq(scaled("draw_dst_ep", 24, 4, p, 4)), src_ep.eq(scaled("draw_src_ep", 28, 4, p, 4))]
+        hops = Signal(HOPS_BITS, name="draw_hops")
+        phase = Signal(name="draw_phase")
+        m.d.comb += [hops.eq(1 + x_bits[0]), phase.eq(x_bits[1])]
+        return dst, dst_ep, src, src_ep, inter, hops, phase
 
     def elaborate(self, platform):
         m = Module()
@@ -393,7 +395,9 @@ class TrafficGenerator(wiring.Component):
         m.d.comb += send.eq(Mux(mid, has_credit, ((backlog != 0) | create) & (best_credit != 0)))
         head = ~mid
         tail = seq == L - 1
-        draw = self._draw(m, dest)
+        dest_next = Signal(32)
+        m.d.comb += dest_next.eq(lfsr_logic(dest, DEST_STEPS))
+        draw = self._draw(m, dest_next, send & head)
         fields = dict(zip(names, draw))
         fl = self.flit.payload
         for k in fields:
@@ -407,7 +411,7 @@ class TrafficGenerator(wiring.Component):
         with m.If(send):
             m.d.sync += seq.eq(Mux(tail, 0, seq + 1))
             with m.If(head):
-                m.d.sync += [cur_vc.eq(vc), dest.eq(lfsr_logic(dest, DEST_STEPS))]
+                m.d.sync += [cur_vc.eq(vc), dest.eq(dest_next)]
                 m.d.sync += [cur[k].eq(fields[k]) for k in cur]
             with m.If(tail):
                 m.d.sync += packet.eq(packet + 1)
@@ -523,4 +527,4 @@ class TrafficChecker(wiring.Component):
 
 __all__ = ["LFSR_TAPS", "PATTERNS", "lfsr_next", "seed_pair", "default_seeds", "payload_crc", "crc_fields",
            "bernoulli", "draw_endpoint", "draw_neighbour", "GeneratorModel", "NeighbourModel", "affine_logic", "PayloadCRC",
-           "TrafficGenerator", "TrafficChecker", "control_layout", "div_const"]
+           "TrafficGenerator", "TrafficChecker", "control_layout"]

@@ -13,6 +13,8 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from .gf import const_mul
+
 
 class VCBuffer(wiring.Component):
     # entries a VC accepts beyond `depth`: always 0; the formal mutation test sets 1 (the full
@@ -67,7 +69,7 @@ class VCBuffer(wiring.Component):
             with m.If(wvc == v):
                 m.d.comb += full.eq(self.count[v] == B + self._slack)
         m.d.comb += [
-            wp.addr.eq(wvc * B + tail_sel),
+            wp.addr.eq(const_mul(wvc, B) + tail_sel),
             wp.data.eq(self.w_data),
             wp.en.eq(self.w_valid & ~full),
             self.overflow.eq(self.w_valid & full),

@@ -2,10 +2,15 @@
 
 Elements are the integers 0..q-1 of `topologies.field` (galois' integer representation: for
 q = p^k the base-p digits are the polynomial coefficients). Prime q: addition and multiplication
-modulo q in logic (conditional subtraction; the product reduced by a restoring chain), inversion
-by a q-entry table. Prime powers: multiplication through q-entry log/antilog tables, addition
-digit-wise modulo p (XOR for p = 2). `div_const` divides by a constant with one multiplication
-(checked exhaustively over the value range), which is how router ids split into (x, a).
+modulo q in logic (conditional subtraction; the product from a q×q table for q < 16, else a
+product reduced by a restoring chain), inversion by a q-entry table. Prime powers:
+multiplication through q-entry log/antilog tables, addition digit-wise modulo p (XOR for p = 2).
+`div_const` divides by a constant (a table for small ranges, else one constant multiplication
+checked exhaustively), which is how router ids split into (x, a).
+
+No `*` reaches the netlist with a constant operand: `const_mul` writes it as shifts and adds.
+FPGA synthesis maps every multiplier, however small or constant, to a DSP block, and a chain of
+them was the routing unit's critical path on the ECP5 (about 4 ns per block).
 """
 from __future__ import annotations
 
@@ -29,8 +34,35 @@ def rom(values, index, width: int | None = None):
     return Array([Const(v, width) for v in values])[index]
 
 
+def const_mul(x, c: int):
+    """x · c for a constant integer c >= 0, as a sum of shifted copies of x."""
+    if not isinstance(c, int) or c < 0:
+        raise ValueError(f"c={c!r}: must be a non-negative integer")
+    terms = [x << k for k in range(c.bit_length()) if c >> k & 1]
+    if not terms:
+        return Const(0, 1)
+    total = terms[0]
+    for t in terms[1:]:
+        total = total + t
+    return total
+
+
+def rom2(values, i, j, cols: int, width: int):
+    """`values[i·cols + j]` for a row-major table, indexed by the bits of (i, j): no multiply."""
+    jb = bits(cols)
+    rows = -(-len(values) // cols)
+    padded = []
+    for r in range(rows):
+        padded += list(values[r * cols:(r + 1) * cols]) + [0] * ((1 << jb) - cols)
+    return rom(padded, Cat(j[:jb], i) if cols > 1 else i, width)
+
+
+TABLE_MAX = 256          # below this many entries a table beats arithmetic (a few LUTs per bit)
+
+
 def div_const(value, d: int, vmax: int):
-    """(value // d, value % d) for 0 <= value <= vmax, with one constant multiplication."""
+    """(value // d, value % d) for 0 <= value <= vmax: a table for small vmax, else one constant
+    multiplication (as shifts and adds)."""
     if not isinstance(d, int) or d < 1:
         raise ValueError(f"d={d!r}: divisor must be a positive integer")
     qbits = bits(vmax // d + 1)
@@ -40,14 +72,16 @@ def div_const(value, d: int, vmax: int):
     if d & (d - 1) == 0:
         s = d.bit_length() - 1
         return value[s:], value[:s]
+    if vmax < TABLE_MAX:
+        return rom([v // d for v in range(vmax + 1)], value, qbits), rom([v % d for v in range(vmax + 1)], value, rbits)
     n = max(1, int(vmax).bit_length())
     s = n + (d - 1).bit_length()
     mult = -(-(1 << s) // d)
     if vmax < (1 << 20):                      # verify exactly (Granlund-Montgomery bound otherwise)
         for v in range(vmax + 1):
             assert (v * mult) >> s == v // d
-    quot = ((value * mult) >> s)[:qbits]
-    rem = (value - quot * d)[:rbits]
+    quot = (const_mul(value, mult) >> s)[:qbits]
+    rem = (value - const_mul(quot, d))[:rbits]
     return quot, rem
 
 
@@ -89,7 +123,7 @@ class GF:
         dw = self._digit_bits()
         total = 0
         for i in range(self.k):
-            total = total + packed[i * dw:(i + 1) * dw] * (self.p ** i)
+            total = total + const_mul(packed[i * dw:(i + 1) * dw], self.p ** i)
         return total[:self.width]
 
     # ---- arithmetic -------------------------------------------------------------------------
@@ -120,6 +154,9 @@ class GF:
 
     def mul(self, a, b):
         q, w = self.q, self.width
+        if self.prime and (1 << 2 * w) <= TABLE_MAX:
+            table = [(i * j) % q if i < q and j < q else 0 for i in range(1 << w) for j in range(1 << w)]
+            return self._sig(rom(table, Cat(b[:w], a[:w]), w))
         if self.prime:
             prod = Signal(2 * w)
             self.m.d.comb += prod.eq(a * b)
@@ -159,4 +196,4 @@ class GF:
         return [self.mul(c, s) for c in v]
 
 
-__all__ = ["GF", "bits", "div_const", "rom"]
+__all__ = ["GF", "bits", "const_mul", "div_const", "rom", "rom2"]

@@ -32,7 +32,7 @@ from sim.flit import HOPS_BITS
 from topologies.network import Network
 
 from .checks import quiet_on_error
-from .gf import GF, bits, div_const, rom
+from .gf import GF, bits, const_mul, div_const, rom, rom2
 
 UNITS = ("min", "polarstar", "polarized")
 
@@ -375,7 +375,7 @@ class PolarStarUnit(RoutingUnit):
 
         def index(v):
             r = Signal(xw)
-            m.d.comb += r.eq(Mux(v[0] == 1, v[1] * q + v[2], Mux(v[1] == 1, q * q + v[2], q * q + q)))
+            m.d.comb += r.eq(Mux(v[0] == 1, const_mul(v[1], q) + v[2], Mux(v[1] == 1, q * q + v[2], q * q + q)))
             return r
 
         def slot_of(vx, vy):
@@ -395,7 +395,7 @@ class PolarStarUnit(RoutingUnit):
             return s
 
         def sn(table, i, j):
-            return rom(table, i * mm + j if mm > 1 else 0, 2 if table is sd else bits(max(dp, 1)))
+            return rom2(table, i, j, mm, 2 if table is sd else bits(max(dp, 1)))
 
         def phi(lt, a):
             if u.involution:

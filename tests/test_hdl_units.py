@@ -11,7 +11,7 @@ from amaranth.sim import Simulator
 
 from hdl.arbiter import RoundRobinArbiter, RoundRobinPick
 from hdl.buffer import VCBuffer
-from hdl.gf import GF, div_const
+from hdl.gf import GF, const_mul, div_const
 from hdl.router import Router, class_of_vc
 from hdl.routing_units import make_unit
 from sim.flit import flit_layout
@@ -149,7 +149,23 @@ def test_div_const(d, vmax):
     run(m, tb, clock=False)
 
 
-@pytest.mark.parametrize("q", [2, 3, 4, 5, 7, 8, 9, 11, 13])
+@pytest.mark.parametrize("c", [0, 1, 2, 3, 5, 12, 255, 1063])
+def test_const_mul(c):
+    m = Module()
+    x = Signal(11)
+    out = Signal(32)
+    m.d.comb += out.eq(const_mul(x, c))
+
+    async def tb(ctx):
+        for v in list(range(0, 2048, 7)) + [2047]:
+            ctx.set(x, v)
+            assert ctx.get(out) == v * c, v
+
+    run(m, tb, clock=False)
+
+
+# 13: the q x q product table; 17, 19: the product and its restoring reduction
+@pytest.mark.parametrize("q", [2, 3, 4, 5, 7, 8, 9, 11, 13, 17, 19])
 def test_gf_logic_against_tables(q):
     """Every product, sum, difference and inverse against topologies.field (galois)."""
     F = field(q)
@@ -175,6 +191,22 @@ def test_gf_logic_against_tables(q):
                     assert ctx.get(sigs["inv"]) == F.inv[x]
 
     run(m, tb, clock=False)
+
+
+@pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
+@pytest.mark.parametrize("routing,q,d", [("polarstar", 3, 3), ("polarstar", 11, 3), ("polarized", 3, 0), ("min", 3, 0)])
+def test_router_netlist_has_no_constant_multiplier(routing, q, d):
+    """Constant multiplications (id splits, 2-D indices, GF(q) products for q < 16) are written
+    as tables or shifts and adds: FPGA synthesis would map each `$mul` to a DSP block, and a
+    chain of them was the critical path of the ECP5 router (docs/fpga.md)."""
+    from amaranth.back import rtlil
+    from hdl.network import NetworkTop
+    from hdl.verilog_out import ports_of
+    top = NetworkTop(polarstar(q, "iq", d), routing, RouterParams(vcs=5 if routing == "polarized" else 4))
+    top._MustUse__silence = True
+    router = top.make_router(None)      # the shared module: the unit reads its `id` input
+    text = rtlil.convert(router, ports=ports_of(router))
+    assert "cell $mul " not in text
 
 
 def test_vc_classes_match_the_contract():
