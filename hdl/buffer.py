@@ -8,12 +8,12 @@ under credit flow control; if it does, the entry is discarded and `overflow` pul
 """
 from __future__ import annotations
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from .gf import const_mul
+from .gf import index2
 
 
 class VCBuffer(wiring.Component):
@@ -44,11 +44,11 @@ class VCBuffer(wiring.Component):
         wp = mem.write_port()
         head = [Signal(range(B), name=f"head{v}") for v in range(V)]
         tail = [Signal(range(B), name=f"tail{v}") for v in range(V)]
-        wvc = self.w_vc if V > 1 else 0
+        wvc = self.w_vc if V > 1 else Const(0, 1)
         pvc = self.pop_vc if V > 1 else 0
         for v in range(V):
             rp = mem.read_port(domain="comb")
-            m.d.comb += [rp.addr.eq(v * B + head[v]), self.front[v].eq(rp.data)]
+            m.d.comb += [rp.addr.eq(index2(Const(v, range(V)), head[v], B)), self.front[v].eq(rp.data)]
             write = self.w_valid & (wvc == v) & (self.count[v] < B + self._slack)
             pop = self.pop & (pvc == v) & (self.count[v] > 0)
             with m.If(write):
@@ -69,7 +69,7 @@ class VCBuffer(wiring.Component):
             with m.If(wvc == v):
                 m.d.comb += full.eq(self.count[v] == B + self._slack)
         m.d.comb += [
-            wp.addr.eq(const_mul(wvc, B) + tail_sel),
+            wp.addr.eq(index2(wvc, tail_sel, B)),
             wp.data.eq(self.w_data),
             wp.en.eq(self.w_valid & ~full),
             self.overflow.eq(self.w_valid & full),

@@ -47,6 +47,15 @@ def const_mul(x, c: int):
     return total
 
 
+def index2(i, j, cols: int):
+    """The row-major index i·cols + j (0 <= j < cols): a concatenation when cols is a power of
+    two (no adder on the path), else shifts and adds."""
+    if cols & (cols - 1) == 0:
+        jb = cols.bit_length() - 1
+        return Cat(j[:jb], i) if jb else i
+    return const_mul(i, cols) + j
+
+
 def rom2(values, i, j, cols: int, width: int):
     """`values[i·cols + j]` for a row-major table, indexed by the bits of (i, j): no multiply."""
     jb = bits(cols)
@@ -196,4 +205,4 @@ class GF:
         return [self.mul(c, s) for c in v]
 
 
-__all__ = ["GF", "bits", "const_mul", "div_const", "rom", "rom2"]
+__all__ = ["GF", "bits", "const_mul", "div_const", "index2", "rom", "rom2"]

@@ -39,7 +39,7 @@ from sim.params import RouterParams
 from .arbiter import RoundRobinArbiter, RoundRobinPick, one_hot_index
 from .buffer import VCBuffer
 from .checks import quiet_on_error
-from .gf import const_mul
+from .gf import index2
 from .routing_units import RoutingUnit
 
 FLIT_FIELDS = ("head", "tail", "vc", "src", "src_ep", "dst", "dst_ep", "hops", "inter", "phase", "seq",
@@ -293,7 +293,7 @@ class Router(wiring.Component):
         req_onehot = []
         for iv in range(NV):
             s = Signal(NV, name=f"req_oh_{iv}")
-            m.d.comb += s.eq(Mux(req_valid[iv], Const(1, NV) << (const_mul(req_o[iv], V) + req_w[iv]), 0))
+            m.d.comb += s.eq(Mux(req_valid[iv], Const(1, NV) << index2(req_o[iv], req_w[iv], V), 0))
             req_onehot.append(s)
         # an input VC requests one output VC, so "some arbiter granted iv" is "iv's arbiter granted it"
         va_granted_any = Const(0, NV)
@@ -318,7 +318,7 @@ class Router(wiring.Component):
         for i in range(P):
             for v in range(V):
                 m.d.comb += elig[i][v].eq(alloc_valid[i][v] & (counts[i][v] > 0)
-                                          & has_credit.bit_select(const_mul(alloc_o[i][v], V) + alloc_w[i][v], 1))
+                                          & has_credit.bit_select(index2(alloc_o[i][v], alloc_w[i][v], V), 1))
         in_arb = []
         out_arb = []
         for i in range(P):
