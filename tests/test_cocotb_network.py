@@ -19,11 +19,10 @@ from topologies import build  # noqa: E402
 PS26 = "polarstar:q=3,supernode=iq,degree=0"
 PS104 = "polarstar:q=3,supernode=iq,degree=3"
 CYCLES = int(os.environ.get("PSTAR_LOCKSTEP_CYCLES", "20000"))
-# CI must stay under 20 minutes on 2 cores: the 104-router runs (Verilator builds of 1-3.5
-# minutes each, 100-400 cycles/s) are in the full tier. The 104-router Polarized run (V = 8: a 3.5-minute
-# Verilator build and ~100 cycles/s, ~8 CPU-minutes) and the 104-router fault runs (six builds,
-# ~10 CPU-minutes) are in the full tier; CI runs the other five configurations and the 26-router
-# fault runs.
+# CI must stay under 20 minutes on 2 cores, so the 104-router cocotb runs (Verilator builds of 1.5-2.5
+# minutes each, then 100-400 cycles/s through cocotb) are in the full tier; CI runs the 26-router
+# configurations and fault runs here, and the 104-router lockstep through the C++ replay
+# (tests/test_replay.py).
 FULL = os.environ.get("PSTAR_COSIM", "") == "full"
 full_only = pytest.mark.skipif(not FULL, reason="long co-simulation: run with PSTAR_COSIM=full")
 

@@ -121,16 +121,25 @@ def build(name: str, key: str, make_verilog, toplevel: str, hier_blocks=(), exe=
 
 
 def _build_exe(bdir, vfile, toplevel, hier_blocks, args, main_cpp, defines):
+    """Verilate, then compile with make. Not `verilator --build`: with hierarchical blocks its
+    makefile re-verilates each block from a two-target rule that `make -j` runs twice in parallel,
+    and the block's library can start compiling while the second run rewrites its headers (seen
+    as "field 'TOP' has incomplete type"). Verilating in-process first leaves make nothing to
+    verilate."""
     import subprocess
     vlt = control_file(bdir, toplevel, hier_blocks, public=False)
     cflags = " ".join(["-std=c++17"] + [f"-D{d}" for d in defines])
-    cmd = ["verilator", "--cc", "--exe", "--build", "-j", str(os.cpu_count() or 1), "-Mdir", str(bdir / "sim"),
-           "--top-module", toplevel, "-o", "replay", "-CFLAGS", cflags, *args, str(vlt), str(vfile),
-           str(pathlib.Path(main_cpp).resolve())]
+    jobs = str(os.cpu_count() or 1)
+    sim = bdir / "sim"
+    verilate = ["verilator", "--cc", "--exe", "-j", jobs, "-Mdir", str(sim), "--top-module", toplevel, "-o", "replay",
+                "-CFLAGS", cflags, *args, str(vlt), str(vfile), str(pathlib.Path(main_cpp).resolve())]
+    makefile = f"V{toplevel}_hier.mk" if hier_blocks else f"V{toplevel}.mk"
+    compile_ = ["make", "-C", str(sim), "-f", makefile, "-j", jobs] + (["hier_build"] if hier_blocks else [])
     with open(bdir / "build.log", "w") as log:
-        done = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT)
-    if done.returncode:
-        raise RuntimeError(f"Verilator build failed (exit {done.returncode}); log: {bdir / 'build.log'}")
+        for cmd in (verilate, compile_):
+            done = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT)
+            if done.returncode:
+                raise RuntimeError(f"Verilator build failed ({cmd[0]}, exit {done.returncode}); log: {bdir / 'build.log'}")
 
 
 def run(meta: dict, test_module: str, extra_env: dict | None = None, testcase=None) -> list[dict]:
