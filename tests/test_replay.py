@@ -17,6 +17,7 @@ from endpoints import Flits, payload_of  # noqa: E402
 from sim.engine import EV_CREDIT  # noqa: E402
 
 PS26 = "polarstar:q=3,supernode=iq,degree=0"
+PS104 = "polarstar:q=3,supernode=iq,degree=3"
 
 
 def test_flit_words_pack_like_endpoints():
@@ -52,6 +53,20 @@ def test_replay_matches_model_with_garbage_and_drain():
     assert rep["dropped"] == model.dropped == model.garbage_sent == n
     assert rep["packets_abandoned"] > 0 and rep["in_flight_at_end"] == 0
     assert 0 < rep["max_network_latency"] <= rep["max_packet_latency"]
+
+
+def test_replay_104_routers_arithmetic_polarstar_near_saturation():
+    """The 104-router network (q=3 IQ d'=3, 208 endpoints) with the arithmetic PolarStar unit,
+    20,000 cycles at offered 0.7 (accepted ~0.62 is saturation): every ejected flit, credit and
+    cycle matches the model. (min and Polarized at 104 routers: PSTAR_COSIM=full in
+    test_cocotb_network.py, and benchmarks/soak.py.)"""
+    cycles, load = 20000, 0.7
+    rep = replay(PS104, "polarstar", 4, load, cycles)
+    model = rep["model"]
+    assert rep["mismatch"] is None, rep["mismatch"]
+    assert rep["flits_matched"] == model.ejected_flits > 0.5 * load * cycles * model.net.num_endpoints
+    assert rep["credits_matched"] >= rep["flits_matched"]
+    print(f"\n104 routers: {rep['flits_matched']} flits, {rep['cycles_per_s']} cycles/s, build {rep['build']}")
 
 
 def test_replay_names_a_moved_flit():
