@@ -2,14 +2,8 @@
 
 One memory of V·B entries (VC v owns entries v·B .. v·B+B-1), one write per cycle (the link
 delivers at most one flit per cycle per port), the front entry of every VC readable at once
-(for route selection and switch allocation), and at most one pop per cycle (the switch
-allocator sends at most one flit per input port).
-
-The front of each VC is a register, not a memory read: it is loaded with the written entry when
-the VC is empty (or holds one entry that is popped), and with the entry after the head (a memory
-read whose address comes from registers only) when it is popped with two or more entries. The
-fronts are the same values a read at the head would give, a cycle-exact change; it keeps the
-memory's read time off the allocators' paths (the ECP5 critical path started with it). A write to a full VC cannot happen
+(combinationally, for route selection and switch allocation), and at most one pop per cycle
+(the switch allocator sends at most one flit per input port). A write to a full VC cannot happen
 under credit flow control; if it does, the entry is discarded and `overflow` pulses.
 """
 from __future__ import annotations
@@ -53,20 +47,10 @@ class VCBuffer(wiring.Component):
         wvc = self.w_vc if V > 1 else Const(0, 1)
         pvc = self.pop_vc if V > 1 else 0
         for v in range(V):
-            front = Signal(self.width, name=f"front{v}")
-            m.d.comb += self.front[v].eq(front)
+            rp = mem.read_port(domain="comb")
+            m.d.comb += [rp.addr.eq(index2(Const(v, range(V)), head[v], B)), self.front[v].eq(rp.data)]
             write = self.w_valid & (wvc == v) & (self.count[v] < B + self._slack)
             pop = self.pop & (pvc == v) & (self.count[v] > 0)
-            if B > 1:
-                rp = mem.read_port(domain="comb")          # the entry after the head
-                m.d.comb += rp.addr.eq(index2(Const(v, range(V)), Mux(head[v] == B - 1, 0, head[v] + 1), B))
-                with m.If(pop & (self.count[v] > 1)):
-                    m.d.sync += front.eq(rp.data)
-                with m.Elif(write & ((self.count[v] == 0) | pop)):
-                    m.d.sync += front.eq(self.w_data)
-            else:
-                with m.If(write & ((self.count[v] == 0) | pop)):
-                    m.d.sync += front.eq(self.w_data)
             with m.If(write):
                 m.d.sync += tail[v].eq(Mux(tail[v] == B - 1, 0, tail[v] + 1))
             with m.If(pop):
