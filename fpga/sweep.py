@@ -96,7 +96,7 @@ def plot(rows: list[dict], path: pathlib.Path) -> None:
     import matplotlib.pyplot as plt
 
     ok = [r for r in rows if "error" not in r]
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.5))
+    fig, (a1, a3, a2) = plt.subplots(1, 3, figsize=(16, 4.5))
     routers = [r for r in ok if r["name"].startswith("router-")]
     for V in (2, 4):
         for W, mk in ((32, "o"), (64, "s")):
@@ -104,13 +104,23 @@ def plot(rows: list[dict], path: pathlib.Path) -> None:
                 pts = sorted((r["ports"], r["lut4"], r["fmax_mhz"]) for r in routers
                              if r["vcs"] == V and r["flit_width"] == W and r["depth"] == B)
                 if pts:
-                    a1.plot([p[0] for p in pts], [p[1] for p in pts], ls, marker=mk, label=f"V={V} B={B} W={W}")
-    a1.set_xlabel("router ports P")
+                    label = f"V={V} B={B} W={W}"
+                    a1.plot([p[0] for p in pts], [p[1] for p in pts], ls, marker=mk, label=label)
+                    a3.plot([p[0] for p in pts], [p[2] for p in pts], ls, marker=mk, label=label)
+    ports = sorted({r["ports"] for r in routers})
+    for ax in (a1, a3):
+        ax.set_xlabel("router ports P")
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(ports or [4], [str(p) for p in ports] or ["4"])
+        ax.minorticks_off()
+        if routers:
+            ax.legend(fontsize=7)
     a1.set_ylabel("LUT4 (ECP5-85F)")
-    a1.set_xscale("log", base=2)
     a1.set_yscale("log")
     a1.set_title("Router with traffic harness: area")
-    a1.legend(fontsize=7)
+    a3.set_ylabel("Fmax (MHz, nextpnr, 100 MHz constraint)")
+    a3.set_ylim(bottom=0)
+    a3.set_title("Router with traffic harness: Fmax")
     units = [r for r in ok if r["name"].startswith("unit-")]
     for unit, mk in (("polarstar", "o"), ("min", "s")):
         pts = sorted((int(r["name"].split("-q")[1]), r["lut4"], r["fmax_mhz"]) for r in units if r["routing"] == unit)
@@ -122,7 +132,11 @@ def plot(rows: list[dict], path: pathlib.Path) -> None:
     a2.set_xlabel("PolarStar q (IQ d'=3): routers = 8(q²+q+1)")
     a2.set_ylabel("LUT4 of the router (V=4, B=8, W=32)")
     a2.set_title("Routing unit: arithmetic vs table")
-    a2.legend(fontsize=8)
+    if units:
+        a2.legend(fontsize=8)
+    else:
+        a2.text(0.5, 0.5, "no unit-* point built yet\n(pstar fpga sweep --only unit-polarstar-q3,...)",
+                ha="center", va="center", transform=a2.transAxes, fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

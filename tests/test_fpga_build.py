@@ -93,3 +93,25 @@ def test_router_build_to_bitstream(tmp_path):
     assert rep["fmax_mhz"] > 20 and rep["constraint_mhz"] == 50.0
     assert rep["timing_met"] == (rep["fmax_mhz"] >= 50.0)
     assert pathlib.Path(rep["log"]).stat().st_size > 0
+
+
+def test_sweep_points_table_and_plot(tmp_path):
+    from fpga.sweep import markdown, plot, points, run_sweep
+    pts = points()
+    routers = [n for n in pts if n.startswith("router-")]
+    units = [n for n in pts if n.startswith("unit-")]
+    assert len(routers) == 3 * 2 * 2 * 2 and len(units) == 2 * 4
+    assert {pts[n].ports for n in routers} == {4, 8, 16}
+    assert all(pts[n].ports == int(pts[n].spec.split("q=")[1].split(",")[0]) + 5 for n in units)
+    assert set(points(quick=True)) < set(pts)
+    with pytest.raises(ParameterError, match="only='router-P5"):
+        run_sweep(out=str(tmp_path / "s"), only="router-P5-V2-B4-W32")
+    row = dict(name="router-P4-V2-B4-W32", routing="polarstar", ports=4, vcs=2, depth=4, flit_width=32,
+               flit_bits=72, lut4=8493, ff=2168, bram=0, lutram=160, fmax_mhz=52.47)
+    table = markdown([row, {"name": "router-P16-V4-B8-W64", "error": "design does not fit: LUT4"}])
+    assert "| router-P4-V2-B4-W32 | polarstar | 4 | 2 | 4 | 32 | 72 | 8493 | 2168 | 0 | 160 | 52.47 |" in table
+    assert "design does not fit: LUT4" in table
+    for rows in ([row], [row, dict(row, name="unit-min-q3", routing="min", ports=8, vcs=4, depth=8)]):
+        png = tmp_path / f"s{len(rows)}.png"
+        plot(rows, png)
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
