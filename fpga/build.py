@@ -118,9 +118,12 @@ def make_inner(cfg: FpgaConfig, net, params, freq_mhz: float, routing):
     """The board-independent traffic top of the design (fpga.tops)."""
     from .tops import NetworkTrafficTop, RouterTrafficTop
     divisor = max(2, round(freq_mhz * 1e6 / BAUD))
+    # ECP5: registered draws keep the generators' products off the paths into the router (Fmax).
+    # iCE40: the UP5K is full with one small router, and 12 MHz leaves slack for the products.
+    kw = {"divisor": divisor, "routing_obj": routing, "registered_draws": get_board(cfg.board).family != "ice40"}
     if cfg.design == "network":
-        return NetworkTrafficTop(net, cfg.routing, params, divisor=divisor, routing_obj=routing)
-    return RouterTrafficTop(net, cfg.routing, params, divisor=divisor, router=cfg.router, routing_obj=routing)
+        return NetworkTrafficTop(net, cfg.routing, params, **kw)
+    return RouterTrafficTop(net, cfg.routing, params, router=cfg.router, **kw)
 
 
 class _Progress:

@@ -117,7 +117,7 @@ class NetworkTrafficTop(_TrafficTop):
 
     @quiet_on_error
     def __init__(self, net: Network, routing: str, params: RouterParams, *, divisor: int, seeds=None,
-                 routing_obj=None):
+                 routing_obj=None, registered_draws: bool = True):
         check_divisor(divisor)
         seeds = _check_common(net, params, seeds, net.num_endpoints)
         if net.num_endpoints < 2:
@@ -133,7 +133,8 @@ class NetworkTrafficTop(_TrafficTop):
         self.generators = [TrafficGenerator(top.layout, params, kind="endpoint", seed=seeds[e],
                                             router=int(self.ep_router[e]), ep=int(self.ep_local[e]), e=e, E=E,
                                             num_routers=net.num_routers, ep_router=self.ep_router,
-                                            ep_local=self.ep_local) for e in range(E)]
+                                            ep_local=self.ep_local, registered_draws=registered_draws)
+                           for e in range(E)]
         self.checkers = [TrafficChecker(top.layout, params, mode="eject", router=int(self.ep_router[e]),
                                         ep=int(self.ep_local[e]), num_routers=net.num_routers, p=top.p)
                          for e in range(E)]
@@ -205,7 +206,7 @@ class RouterTrafficTop(_TrafficTop):
 
     @quiet_on_error
     def __init__(self, net: Network, routing: str, params: RouterParams, *, divisor: int, seeds=None,
-                 router: int = 0, routing_obj=None):
+                 router: int = 0, routing_obj=None, registered_draws: bool = True):
         check_divisor(divisor)
         if not isinstance(router, int) or isinstance(router, bool) or not 0 <= router < net.num_routers:
             raise ValueError(f"router={router!r}: must be a router id in 0..{net.num_routers - 1}")
@@ -231,11 +232,12 @@ class RouterTrafficTop(_TrafficTop):
         for i in range(R):
             nb = self.neighbours[i]
             gens.append(None if nb < 0 else TrafficGenerator(lay, params, kind="neighbour", seed=seeds[i], router=router,
-                                                             E=net.num_endpoints, num_routers=n, neighbour=nb, p=p))
+                                                             E=net.num_endpoints, num_routers=n, neighbour=nb, p=p,
+                                                             registered_draws=registered_draws))
         for k in range(p):
             gens.append(TrafficGenerator(lay, params, kind="endpoint", seed=seeds[R + k], router=router, ep=k,
                                          e=first + k, E=net.num_endpoints, num_routers=n, ep_router=ep_router,
-                                         ep_local=ep_local))
+                                         ep_local=ep_local, registered_draws=registered_draws))
         self.generators = gens
         self.checkers = ([TrafficChecker(lay, params, mode="network", router=router, num_routers=n, p=p, strict=True)
                           for _ in range(R)] +

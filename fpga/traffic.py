@@ -278,10 +278,11 @@ class TrafficGenerator(wiring.Component):
 
     def __init__(self, layout: data.StructLayout, params: RouterParams, *, kind: str, seed: int,
                  router: int, E: int, num_routers: int, ep: int = 0, e: int = 0, ep_router=None,
-                 ep_local=None, neighbour: int = 0, p: int = 1):
+                 ep_local=None, neighbour: int = 0, p: int = 1, registered_draws: bool = True):
         if kind not in ("endpoint", "neighbour"):
             raise ValueError(f"kind={kind!r}: must be 'endpoint' or 'neighbour'")
         self.layout, self.params, self.kind = layout, params, kind
+        self.registered_draws = registered_draws
         self.seeds = seed_pair(seed)
         self.router, self.ep, self.e, self.E, self.n = router, ep, e, E, num_routers
         self.ep_router, self.ep_local = ep_router, ep_local
@@ -290,18 +291,21 @@ class TrafficGenerator(wiring.Component):
                           "ctl": In(control_layout(E)), "corrupt": In(1), "sent": Out(32),
                           "overflow": Out(16), "create": Out(1)})
 
-    @staticmethod
-    def _scaled(m, name, state, state_next, lo, n, scale, shift, advance):
-        """(state[lo:lo+n] · scale) >> shift held in a register that follows `state` (a Python int,
-        the state at reset; `state_next`: the value it takes when `advance`). The register equals
-        the combinational product at all times, but the product is off the path into the router."""
+    def _scaled(self, m, name, state, state_now, state_next, lo, n, scale, shift, advance):
+        """(state[lo:lo+n] · scale) >> shift, where `state` is the LFSR state at reset (an int),
+        `state_now` its value now and `state_next` the value it takes when `advance`. With
+        `registered_draws` the product is held in a register that follows the state: equal to the
+        combinational product at all times, but off the path into the router (ECP5 Fmax). Without,
+        it is that combinational product (fewer flip-flops: the iCE40 UP5K is full)."""
+        if not self.registered_draws:
+            return const_mul(state_now[lo:lo + n], scale) >> shift
         width = max(1, (((1 << n) - 1) * scale >> shift).bit_length())
         reg = Signal(width, init=(((state >> lo) & ((1 << n) - 1)) * scale) >> shift, name=name)
         with m.If(advance):
             m.d.sync += reg.eq(const_mul(state_next[lo:lo + n], scale) >> shift)
         return reg
 
-    def _draw(self, m, r_next, advance):
+    def _draw(self, m, r, r_next, advance):
         """Header fields (dst, dst_ep, src, src_ep, inter, hops, phase) drawn from the destination
         LFSR state r (which becomes r_next when `advance`); see the module docstring."""
         lay = self.layout
@@ -309,10 +313,11 @@ class TrafficGenerator(wiring.Component):
         dst, dst_ep = Signal(rb, name="draw_dst"), Signal(eb, name="draw_dst_ep")
         src, src_ep = Signal(rb, name="draw_src"), Signal(eb, name="draw_src_ep")
         r0 = self.seeds[1]
-        x0, x_next = r0 ^ (r0 >> 13), r_next ^ (r_next >> 13)
+        x0, x_now, x_next = r0 ^ (r0 >> 13), r ^ (r >> 13), r_next ^ (r_next >> 13)
 
         def scaled(name, lo, n, scale, shift, x=False):
-            return self._scaled(m, name, x0 if x else r0, x_next if x else r_next, lo, n, scale, shift, advance)
+            return self._scaled(m, name, x0 if x else r0, x_now if x else r, x_next if x else r_next,
+                                lo, n, scale, shift, advance)
 
         if self.kind == "endpoint":
             E, e = self.E, self.e
@@ -397,7 +402,7 @@ class TrafficGenerator(wiring.Component):
         tail = seq == L - 1
         dest_next = Signal(32)
         m.d.comb += dest_next.eq(lfsr_logic(dest, DEST_STEPS))
-        draw = self._draw(m, dest_next, send & head)
+        draw = self._draw(m, dest, dest_next, send & head)
         fields = dict(zip(names, draw))
         fl = self.flit.payload
         for k in fields:

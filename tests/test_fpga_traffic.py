@@ -282,9 +282,10 @@ def drive_generators(gens, params, cycles, ctl, rng, first_of=None):
     return created, heads
 
 
-@pytest.mark.parametrize("routers,eps,pattern,shift,load,budget", [
-    (7, 1, 0, 0, 60, 0), (5, 2, 0, 0, 90, 6), (5, 2, 1, 3, 70, 0), (5, 2, 1, 0, 200, 0)])
-def test_endpoint_generators_match_model(routers, eps, pattern, shift, load, budget):
+@pytest.mark.parametrize("routers,eps,pattern,shift,load,budget,registered", [
+    (7, 1, 0, 0, 60, 0, True), (5, 2, 0, 0, 90, 6, True), (5, 2, 1, 3, 70, 0, True), (5, 2, 1, 0, 200, 0, True),
+    (7, 1, 0, 0, 60, 0, False)])
+def test_endpoint_generators_match_model(routers, eps, pattern, shift, load, budget, registered):
     params = RouterParams(vcs=3, depth=4, packet_flits=3)
     lay = flit_layout(routers, eps, params)
     E = routers * eps
@@ -293,7 +294,7 @@ def test_endpoint_generators_match_model(routers, eps, pattern, shift, load, bud
     seeds = [s ^ (routers << 8) or 1 for s in default_seeds(E)]
     gens = [TrafficGenerator(lay, params, kind="endpoint", seed=seeds[e], router=int(ep_router[e]),
                              ep=int(ep_local[e]), e=e, E=E, num_routers=routers, ep_router=ep_router,
-                             ep_local=ep_local) for e in range(E)]
+                             ep_local=ep_local, registered_draws=registered) for e in range(E)]
     cycles = 160
     created, heads = drive_generators(gens, params, cycles,
                                       {"running": 1, "load": load, "pattern": pattern, "shift": shift,
@@ -316,14 +317,15 @@ def test_endpoint_generators_match_model(routers, eps, pattern, shift, load, bud
         assert Counter(s for s, _, _ in want) == Counter({e: budget for e in range(E)})
 
 
-def test_neighbour_generators_match_model():
+@pytest.mark.parametrize("registered", [True, False])
+def test_neighbour_generators_match_model(registered):
     params = RouterParams(vcs=4)
     n, p, me = 26, 2, 3
     lay = flit_layout(n, p, params)
     nbs = [0, 7, 25]
     seeds = [11, 0xDEADBEEF, 12345]
     gens = [TrafficGenerator(lay, params, kind="neighbour", seed=s, router=me, E=n * p, num_routers=n,
-                             neighbour=nb, p=p) for s, nb in zip(seeds, nbs)]
+                             neighbour=nb, p=p, registered_draws=registered) for s, nb in zip(seeds, nbs)]
     cycles = 150
     created, heads = drive_generators(gens, params, cycles, {"running": 1, "load": 80, "budget": 0},
                                       random.Random(5))
