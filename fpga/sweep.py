@@ -14,6 +14,7 @@ unless named in `only`), and OUT.md / OUT.png are rewritten from all of them.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import pathlib
 import sys
@@ -47,8 +48,9 @@ def points(quick: bool = False) -> dict:
     return pts
 
 
-def run_sweep(quick: bool = False, out: str = "docs/fpga_sweep", only: str | None = None) -> list[dict]:
-    pts = points(quick)
+def run_sweep(quick: bool = False, out: str = "docs/fpga_sweep", only: str | None = None,
+              pnr_router: str = "router1") -> list[dict]:
+    pts = {n: dataclasses.replace(c, pnr_router=pnr_router) for n, c in points(quick).items()}
     names = [s.strip() for s in only.split(",")] if only else None
     if names:
         bad = [n for n in names if n not in pts]
@@ -77,16 +79,16 @@ def run_sweep(quick: bool = False, out: str = "docs/fpga_sweep", only: str | Non
 
 
 def markdown(rows: list[dict]) -> str:
-    head = "| point | routing | P | V | B | W | flit bits | LUT4 | FF | DP16KD | LUTRAM | Fmax (MHz) |\n" \
-           "|---|---|---|---|---|---|---|---|---|---|---|---|"
+    head = "| point | routing | P | V | B | W | flit bits | LUT4 | FF | DP16KD | LUTRAM | Fmax (MHz) | nextpnr router |\n" \
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     lines = [head]
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['name']} | | | | | | | {r['error']} | | | | |")
+            lines.append(f"| {r['name']} | | | | | | | {r['error']} | | | | | |")
             continue
         lines.append(f"| {r['name']} | {r['routing']} | {r['ports']} | {r['vcs']} | {r['depth']} | {r['flit_width']} | "
                      f"{r.get('flit_bits', '')} | {r.get('lut4', '')} | {r.get('ff', '')} | {r.get('bram', '')} | "
-                     f"{r.get('lutram', '')} | {r.get('fmax_mhz', '')} |")
+                     f"{r.get('lutram', '')} | {r.get('fmax_mhz', '')} | {r.get('pnr_router', 'router1')} |")
     return "\n".join(lines)
 
 

@@ -65,6 +65,7 @@ def cli(argv, capsys):
     (["--board", "ulx3s-85f", "--freq", "900"], "freq="),
     (["--board", "icebreaker", "--freq", "48"], "freq="),
     (["--board", "ulx3s-85f", "--design", "network", "--vcs", "2"], "vcs"),
+    (["--board", "ulx3s-85f", "--pnr-router", "router3"], "pnr-router='router3'"),
 ])
 def test_bad_options_are_one_line_errors(argv, needle, capsys):
     code, out, err = cli(["fpga", "build", "polarstar:q=3,supernode=iq,degree=0", *argv, "--dry-run"], capsys)
@@ -93,6 +94,7 @@ def test_router_build_to_bitstream(tmp_path):
     assert rep["fmax_mhz"] > 20 and rep["constraint_mhz"] == 50.0
     assert rep["timing_met"] == (rep["fmax_mhz"] >= 50.0)
     assert pathlib.Path(rep["log"]).stat().st_size > 0
+    assert rep["pnr_router"] == "router1" and "--router router1" in (tmp_path / "b" / "build_top.sh").read_text()
 
 
 def test_sweep_points_table_and_plot(tmp_path):
@@ -109,7 +111,8 @@ def test_sweep_points_table_and_plot(tmp_path):
     row = dict(name="router-P4-V2-B4-W32", routing="polarstar", ports=4, vcs=2, depth=4, flit_width=32,
                flit_bits=72, lut4=8493, ff=2168, bram=0, lutram=160, fmax_mhz=52.47)
     table = markdown([row, {"name": "router-P16-V4-B8-W64", "error": "design does not fit: LUT4"}])
-    assert "| router-P4-V2-B4-W32 | polarstar | 4 | 2 | 4 | 32 | 72 | 8493 | 2168 | 0 | 160 | 52.47 |" in table
+    assert "| router-P4-V2-B4-W32 | polarstar | 4 | 2 | 4 | 32 | 72 | 8493 | 2168 | 0 | 160 | 52.47 | router1 |" in table
+    assert "| 52.47 | router2 |" in markdown([dict(row, pnr_router="router2")])
     assert "design does not fit: LUT4" in table
     for rows in ([row], [row, dict(row, name="unit-min-q3", routing="min", ports=8, vcs=4, depth=8)]):
         png = tmp_path / f"s{len(rows)}.png"

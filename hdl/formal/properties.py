@@ -94,9 +94,10 @@ def arbiter_harness(n: int = 4, commit: bool = True):
 __all__ = ["fifo_harness", "pick_harness", "arbiter_harness"]
 
 
-def router_harness(vcs: int = 2, depth: int = 2, packet_flits: int = 2, honest_downstream: bool = True):
-    """A small `Router` (router 0 of ER_2 with one endpoint: 3 network ports + 1 local, table
-    minimal routing) between a well-behaved environment and the checks:
+def router_harness(vcs: int = 2, depth: int = 2, packet_flits: int = 2, honest_downstream: bool = True,
+                   spec: str = "er:q=2"):
+    """A small `Router` (router 0 of SPEC with one endpoint, table minimal routing; ER_2: 3 network
+    ports + 1 local, `torus:dims=4`: a ring, 2 + 1) between a well-behaved environment and the checks:
 
     Assumed (the contract's environment): upstream sends on input VC v only with a credit for it
     (it counts the router's credit returns), as whole packets per input VC (head first, tail
@@ -114,7 +115,7 @@ def router_harness(vcs: int = 2, depth: int = 2, packet_flits: int = 2, honest_d
     from ..router import Router
     from ..routing_units import TableMinimalUnit
 
-    net = build("er:q=2").with_endpoints(1)
+    net = build(spec).with_endpoints(1)
     prm = RouterParams(vcs=vcs, depth=depth, packet_flits=packet_flits, payload_bits=1)
     lay = flit_layout(net.num_routers, 1, prm)
     R = int(net.ports.max())

@@ -1,8 +1,9 @@
 """`pstar fpga build|sweep`: FPGA prototypes through Yosys + nextpnr (YoWASP tools from PyPI).
 
   pstar fpga build --board {ulx3s-85f,icebreaker} --design {router,network} SPEC [--routing R]
-                   [--ports P] [--vcs V] [--depth B] [--flit-width W] [--freq MHZ] [--json]
-  pstar fpga sweep [--quick] [--out docs/fpga_sweep] [--json]
+                   [--ports P] [--vcs V] [--depth B] [--flit-width W] [--freq MHZ]
+                   [--seed N] [--pnr-router {router1,router2}] [--json]
+  pstar fpga sweep [--quick] [--out docs/fpga_sweep] [--only NAMES] [--pnr-router R] [--json]
 
 `build` runs the flow to a bitstream and prints LUT4, FF, BRAM, DSP use and nextpnr's maximum
 frequency; `sweep` builds the area/Fmax table of docs/fpga.md (fpga/sweep.py).
@@ -20,6 +21,8 @@ def _common_build(p):
     p.add_argument("--freq", type=float, default=None, metavar="MHZ",
                    help="design clock (ECP5: made by the PLL, default 100; iCE40: the 12 MHz board clock)")
     p.add_argument("--seed", type=int, default=1, help="nextpnr placement seed (default 1)")
+    p.add_argument("--pnr-router", default="router1", metavar="{router1,router2}",
+                   help="nextpnr's router (default router1; router2 finishes congested large designs)")
     p.add_argument("--build-dir", default=None, help="build directory (default build/fpga/<board>-<design>-<hash>)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.add_argument("--dry-run", action="store_true", help="check the options and print what would be built")
@@ -43,6 +46,8 @@ def add_parser(sub):
     s.add_argument("--quick", action="store_true", help="a few small points only")
     s.add_argument("--out", default="docs/fpga_sweep", help="write OUT.json, OUT.md and OUT.png (default docs/fpga_sweep)")
     s.add_argument("--only", default=None, help="comma-separated point names to (re)build")
+    s.add_argument("--pnr-router", default="router1", metavar="{router1,router2}",
+                   help="nextpnr's router for the points built now (default router1)")
     s.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     return p
 
@@ -50,13 +55,14 @@ def add_parser(sub):
 def run(args) -> Result:
     if args.fpga_command == "sweep":
         from fpga.sweep import run_sweep
-        rows = run_sweep(quick=args.quick, out=args.out, only=args.only)
+        rows = run_sweep(quick=args.quick, out=args.out, only=args.only, pnr_router=args.pnr_router)
         from fpga.sweep import markdown
         return Result({"points": rows, "out": args.out}, markdown(rows))
     from fpga.build import FpgaConfig, build
     cfg = FpgaConfig(board=args.board, design=args.design, spec=args.spec, routing=args.routing,
                      ports=args.ports, vcs=args.vcs, depth=args.depth, flit_width=args.flit_width,
-                     freq_mhz=args.freq, router=args.router, seed=args.seed, build_dir=args.build_dir)
+                     freq_mhz=args.freq, router=args.router, seed=args.seed,
+                     pnr_router=args.pnr_router, build_dir=args.build_dir)
     rep = build(cfg, progress=not args.quiet, dry_run=args.dry_run)
     keys = ["board", "design", "spec", "routing", "routers", "ports", "vcs", "depth", "flit_width", "flit_bits",
             "clock_mhz", "lut4", "ff", "bram", "dsp", "lutram", "lc", "fmax_mhz", "constraint_mhz", "timing_met", "seconds",
