@@ -351,6 +351,9 @@ class PolarStarMinimal(Routing):
             self._damaged(net)
             super().__init__(net, vcs)
             return
+        if self.unit.m == 1:
+            # a one-vertex supernode leaves ER_q itself, of diameter 2 (§3), and the routes are minimal
+            self.max_route_length = 2
         if _use_cache(cache, self.unit.n):
             if paths == "single":
                 self._next = self.unit.next_port_table()

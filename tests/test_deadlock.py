@@ -9,6 +9,7 @@ import pytest
 from topologies import Network, build, distance_matrix, polarstar
 from routing_logic.deadlock import (DeadlockError, channel_dependency_graph, check_deadlock, deadlock_verdict,
                                     min_vcs)
+from routing_logic.base import walk_idle
 from routing_logic.registry import make_routing
 
 PS1064 = polarstar(11, "iq", 3)
@@ -119,3 +120,19 @@ def test_verdict_by_construction_when_vcs_cover_the_longest_route():
     exact = deadlock_verdict(r, exact=True)
     assert exact.deadlock_free and exact.method == "cdg" and exact.states > 0
     assert check_deadlock(make_routing("valiant", net, check_deadlock=False, vcs=2)).deadlock_free is False
+
+
+@pytest.mark.parametrize("q", [2, 3, 4])
+def test_polarstar_with_a_one_vertex_supernode_needs_two_vcs(q):
+    """A one-vertex supernode leaves ER_q (diameter 2): the arithmetic routing's bound is 2, and the
+    exact CDG check agrees that 2 hop-indexed VCs are deadlock-free and 1 is not."""
+    net = build(f"polarstar:q={q},supernode=complete,degree=0")
+    assert int(distance_matrix(net).max()) == 2
+    r = make_routing("polarstar", net, check_deadlock=False)
+    assert r.max_route_length == r.default_vcs() == 2
+    assert deadlock_verdict(make_routing("polarstar", net, check_deadlock=False, vcs=2), exact=True).deadlock_free
+    assert not check_deadlock(make_routing("polarstar", net, check_deadlock=False, vcs=1)).deadlock_free
+    n = net.num_routers
+    s, t = np.divmod(np.arange(n * n), n)
+    hops, _ = walk_idle(r, s, t)
+    assert (hops == distance_matrix(net)[s, t]).all() and hops.max() == 2
