@@ -23,8 +23,8 @@ PROOFS = [
     # two packets from different inputs contend for one output VC and exhaust its credits. About
     # 2 minutes with boolector on a loaded core; depth 7 takes more than 3 times as long.
     ("router_credits_and_packet_order", lambda: router_harness(2, 2, 2, spec="torus:dims=4"), "bmc", 6),
-    # the same on a 4-port router (ER_2 + one endpoint, three inputs per output): about 6 minutes
-    # alone on a core, 10 under load, so in the full tier (PSTAR_COSIM=full) for the CI budget
+    # the same on a 4-port router (ER_2 + one endpoint, three inputs per output): 4 minutes alone
+    # on a core, past 10 on a loaded CI machine, so in the full tier (PSTAR_COSIM=full)
     pytest.param("router4_credits_and_packet_order", lambda: router_harness(2, 2, 2, spec="er:q=2"), "bmc", 6,
                  marks=pytest.mark.skipif(os.environ.get("PSTAR_COSIM", "") != "full",
                                           reason="long proof: run with PSTAR_COSIM=full")),
