@@ -63,6 +63,12 @@ class FpgaConfig:
         return hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:10]
 
 
+def check_pnr_router(value: str) -> str:
+    if value not in PNR_ROUTERS:
+        raise ParameterError(f"pnr-router={value!r}: allowed: {', '.join(PNR_ROUTERS)}")
+    return value
+
+
 def _int(name, v, lo, hi):
     if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
         raise ParameterError(f"{name}={v!r}: must be an integer in {lo}..{hi}")
@@ -82,8 +88,7 @@ def validate(cfg: FpgaConfig):
     _int("depth", cfg.depth, 2, 256)
     _int("flit-width", cfg.flit_width, 1, 1024)
     _int("seed", cfg.seed, 0, 2**31 - 1)
-    if cfg.pnr_router not in PNR_ROUTERS:
-        raise ParameterError(f"pnr-router={cfg.pnr_router!r}: allowed: {', '.join(PNR_ROUTERS)}")
+    check_pnr_router(cfg.pnr_router)
     freq = cfg.freq_mhz if cfg.freq_mhz is not None else (100.0 if board.pll else board.clock_mhz)
     if not isinstance(freq, (int, float)) or not 1 <= freq <= 400:
         raise ParameterError(f"freq={freq!r}: must be a clock in 1..400 MHz")
@@ -255,4 +260,4 @@ def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False) -> dict
     }
 
 
-__all__ = ["DESIGNS", "FpgaConfig", "ROUTINGS", "build", "validate"]
+__all__ = ["DESIGNS", "FpgaConfig", "PNR_ROUTERS", "ROUTINGS", "build", "check_pnr_router", "validate"]

@@ -21,7 +21,7 @@ import sys
 
 from topologies.errors import ParameterError
 
-from .build import FpgaConfig, build
+from .build import FpgaConfig, build, check_pnr_router
 
 PORT_SPECS = {4: "polarstar:q=2,supernode=iq,degree=0", 8: "polarstar:q=3,supernode=iq,degree=3",
               16: "polarstar:q=11,supernode=iq,degree=3"}
@@ -50,6 +50,7 @@ def points(quick: bool = False) -> dict:
 
 def run_sweep(quick: bool = False, out: str = "docs/fpga_sweep", only: str | None = None,
               pnr_router: str = "router1") -> list[dict]:
+    check_pnr_router(pnr_router)     # before any point is built, not as an error row in every point
     pts = {n: dataclasses.replace(c, pnr_router=pnr_router) for n, c in points(quick).items()}
     names = [s.strip() for s in only.split(",")] if only else None
     if names:

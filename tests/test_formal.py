@@ -35,7 +35,7 @@ PROOFS = [
                          ids=[p.values[0] if hasattr(p, "values") else p[0] for p in PROOFS])
 def test_proof_passes(name, make, mode, depth, tmp_path):
     harness, ports = make()
-    # the whole-router BMC takes about 6 minutes alone on a CI core; the limit leaves room for a loaded machine
+    # the 4-port router's BMC takes about 4 minutes alone on a core; the limit leaves room for a loaded machine
     r = prove(harness, ports, name, mode=mode, depth=depth, workdir=tmp_path, timeout=1800)
     assert r.passed, f"{name}: {r.status}, log {r.log}"
 

@@ -108,6 +108,9 @@ def test_sweep_points_table_and_plot(tmp_path):
     assert set(points(quick=True)) < set(pts)
     with pytest.raises(ParameterError, match="only='router-P5"):
         run_sweep(out=str(tmp_path / "s"), only="router-P5-V2-B4-W32")
+    with pytest.raises(ParameterError, match="pnr-router='router9'"):
+        run_sweep(out=str(tmp_path / "s"), only="router-P4-V2-B4-W32", pnr_router="router9")
+    assert not (tmp_path / "s.json").exists()
     row = dict(name="router-P4-V2-B4-W32", routing="polarstar", ports=4, vcs=2, depth=4, flit_width=32,
                flit_bits=72, lut4=8493, ff=2168, bram=0, lutram=160, fmax_mhz=52.47)
     table = markdown([row, {"name": "router-P16-V4-B8-W64", "error": "design does not fit: LUT4"}])

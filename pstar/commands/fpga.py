@@ -13,6 +13,11 @@ from __future__ import annotations
 from . import Result, table
 
 
+def _pnr_router(p):
+    p.add_argument("--pnr-router", default="router1", metavar="{router1,router2}",
+                   help="nextpnr's router (default router1; router2 finishes congested large designs)")
+
+
 def _common_build(p):
     p.add_argument("--routing", default="polarstar", metavar="R", help="polarstar (arithmetic), min (table), polarized")
     p.add_argument("--vcs", type=int, default=4, metavar="V", help="VCs per port (default 4)")
@@ -21,8 +26,7 @@ def _common_build(p):
     p.add_argument("--freq", type=float, default=None, metavar="MHZ",
                    help="design clock (ECP5: made by the PLL, default 100; iCE40: the 12 MHz board clock)")
     p.add_argument("--seed", type=int, default=1, help="nextpnr placement seed (default 1)")
-    p.add_argument("--pnr-router", default="router1", metavar="{router1,router2}",
-                   help="nextpnr's router (default router1; router2 finishes congested large designs)")
+    _pnr_router(p)
     p.add_argument("--build-dir", default=None, help="build directory (default build/fpga/<board>-<design>-<hash>)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.add_argument("--dry-run", action="store_true", help="check the options and print what would be built")
@@ -46,8 +50,7 @@ def add_parser(sub):
     s.add_argument("--quick", action="store_true", help="a few small points only")
     s.add_argument("--out", default="docs/fpga_sweep", help="write OUT.json, OUT.md and OUT.png (default docs/fpga_sweep)")
     s.add_argument("--only", default=None, help="comma-separated point names to (re)build")
-    s.add_argument("--pnr-router", default="router1", metavar="{router1,router2}",
-                   help="nextpnr's router for the points built now (default router1)")
+    _pnr_router(s)
     s.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     return p
 
