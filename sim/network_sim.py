@@ -18,7 +18,7 @@ import numpy as np
 
 from routing_logic.registry import make_routing
 from topologies.distances import distance_matrix
-from topologies.errors import ParameterError
+from topologies.errors import ParameterError, check_seed
 from topologies.network import Network
 
 from . import engine
@@ -55,6 +55,7 @@ class NetworkSim:
             raise ParameterError(f"network: {net.num_routers} routers; the simulator takes up to {MAX_ROUTERS}")
         if net.num_endpoints < 1:
             raise ParameterError("p: the network has no endpoints (use -p P)")
+        check_seed(seed)
         self.net, self.params, self.load, self.seed = net, params, float(load), seed
         self.routing_name = routing
         self.rng = np.random.default_rng(seed)

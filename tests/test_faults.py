@@ -18,6 +18,7 @@ from sim.params import RouterParams
 from topologies import build
 from topologies.distances import distance_matrix
 from topologies.errors import ParameterError
+from topologies.metrics import resilience
 
 PS104 = "polarstar:q=3,supernode=iq,degree=3"
 FRACTIONS = (0.05, 0.10, 0.20)
@@ -31,6 +32,14 @@ def ps104():
 @pytest.fixture(scope="module", params=FRACTIONS, ids=lambda f: f"{int(f * 100)}pct")
 def damaged(request, ps104):
     return request.param, ps104.without_links(fraction=request.param, seed=1)
+
+
+def test_failure_draws_refuse_a_negative_seed(ps104):
+    """numpy refuses negative seeds from deep inside; every seeded draw says so in one line first."""
+    with pytest.raises(ParameterError, match="seed=-1: must be a non-negative integer"):
+        ps104.without_links(fraction=0.1, seed=-1)
+    with pytest.raises(ParameterError, match="seed=-3"):
+        resilience(ps104, trials=1, seed=-3)
 
 
 def test_without_links_keeps_numbering(ps104):

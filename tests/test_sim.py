@@ -175,6 +175,8 @@ def test_bad_parameters(ps104):
         build_routing(ps104, "min", RouterParams(vcs=1))           # CDG check: cyclic
     with pytest.raises(ParameterError, match="vcs=0"):
         RouterParams(vcs=0)
+    with pytest.raises(ParameterError, match="seed=-1: must be a non-negative integer"):
+        NetworkSim(ps104, "min", seed=-1)
     big = polarstar(11, "iq", 3)
     with pytest.raises(ParameterError, match="needs 6 hop-indexed VCs"):
         build_routing(big, "valiant", RouterParams(vcs=4))

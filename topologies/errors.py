@@ -12,3 +12,11 @@ class ParameterError(ValueError):
 def require(cond: bool, message: str) -> None:
     if not cond:
         raise ParameterError(message)
+
+
+def check_seed(seed, name: str = "seed") -> int:
+    """A random seed as numpy's generators take it: a non-negative integer."""
+    import numbers
+    if not isinstance(seed, numbers.Integral) or isinstance(seed, bool) or seed < 0:
+        raise ParameterError(f"{name}={seed!r}: must be a non-negative integer")
+    return int(seed)

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import ParameterError
+from .errors import ParameterError, check_seed
 
 try:  # numba is a dependency; the pure-NumPy checker below does not need it
     import numba
@@ -175,7 +175,7 @@ class HostSwitchGraph:
 def random_host_switch_graph(n: int, m: int, r: int, seed: int = 0, tries: int = 100) -> HostSwitchGraph:
     """Hosts spread evenly, then a random simple switch graph on the free ports (greedy random pairing)."""
     check_params(n, r, m)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed))
     for _ in range(tries):
         hosts = np.full(m, n // m, dtype=np.int64)
         hosts[rng.permutation(m)[: n % m]] += 1
@@ -489,7 +489,7 @@ def anneal(g: HostSwitchGraph, steps: int | None = None, seconds: float | None =
     if not (t0 > 0 and t1 > 0):
         raise ParameterError("temperature: t0 and t1 must be > 0")
     st = _State(g)
-    _seed(int(seed))
+    _seed(check_seed(seed))
     S = st.evaluate()
     if S == -2:
         raise ParameterError("graph: the switches carrying hosts are not connected")

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .distances import distance_stats, host_distance_stats
-from .errors import ParameterError
+from .errors import ParameterError, check_seed
 from .network import Network
 from .polarstar import moore_bound
 
@@ -294,7 +294,7 @@ def resilience(net: Network, step: float = 0.05, trials: int = 20, seed: int = 0
     if m == 0:
         raise ParameterError("network: has no links")
     hosts = np.nonzero(net.endpoints > 0)[0] if (net.endpoints == 0).any() and net.num_endpoints else None
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed))
     orders, ratios = [], []
     for t in range(trials):
         order = rng.permutation(m)

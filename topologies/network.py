@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ParameterError
+from .errors import ParameterError, check_seed
 
 
 def index_dtype(limit: int):
@@ -48,6 +48,7 @@ class Network:
         if fraction is not None:
             if not isinstance(fraction, (int, float)) or not 0 <= fraction < 1:
                 raise ParameterError(f"fraction={fraction!r}: must be in [0, 1)")
+            check_seed(seed)
             k = int(round(fraction * m))
             for attempt in range(100):
                 pick = np.random.default_rng(seed + attempt).choice(m, size=k, replace=False)

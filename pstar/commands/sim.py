@@ -6,7 +6,7 @@ import sys
 from tqdm import tqdm
 
 from topologies import build
-from topologies.errors import ParameterError
+from topologies.errors import ParameterError, check_seed
 
 from . import Result, table
 
@@ -49,7 +49,7 @@ def network_from(args):
     if args.fail_links:
         if not 0 < args.fail_links < 1:
             raise ParameterError(f"--fail-links={args.fail_links}: must be a fraction in (0, 1)")
-        net = net.without_links(fraction=args.fail_links, seed=args.fail_seed)
+        net = net.without_links(fraction=args.fail_links, seed=check_seed(args.fail_seed, "--fail-seed"))
     return net
 
 
