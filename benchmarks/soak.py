@@ -2,6 +2,7 @@
 
   python benchmarks/soak.py model [--cycles 1000000] [--loads sat 0.9] [--routing min polarstar polarized]
   python benchmarks/soak.py rtl   [--cycles 1000000] [--load 0.8] [--routing polarstar] [--fail F]
+                                  [--engine netlist|top] [--threads T]
 
 Both run uniform traffic on PolarStar q=3 IQ d'=3 (104 routers, 208 endpoints) for --cycles,
 then stop the sources (`NetworkSim.stop_sources`: packets still queued at a source are abandoned,
@@ -16,7 +17,9 @@ grow without bound). Each run prints one JSON line:
   in `rtl`, the largest network latency (head injected to tail delivered).
 `rtl` runs the model next to the Verilated network (C++ replay of the endpoints, chunks of 5,000
 cycles) and also compares every credit and the malformed-flit count; it reports the first
-divergence (none expected). Progress goes to stderr.
+divergence (none expected). `--engine`: netlist (default: the Verilated router module wired in
+C++ from the network top's link table, `--threads` threads) or top (the Verilated network top;
+several times slower). Progress goes to stderr.
 """
 from __future__ import annotations
 
@@ -70,9 +73,10 @@ def soak_model(routing, load, cycles, seed=1):
             "seconds": round(time.perf_counter() - t0, 1)}
 
 
-def soak_rtl(routing, load, cycles, fail=0.0, seed=1):
+def soak_rtl(routing, load, cycles, fail=0.0, seed=1, engine="netlist", threads=1):
     from replay import replay
-    rep = replay(SPEC, routing, vcs_for(routing), load, cycles, seed=seed, fail=fail, drain=True, progress=log)
+    rep = replay(SPEC, routing, vcs_for(routing), load, cycles, seed=seed, fail=fail, drain=True, progress=log,
+                 engine=engine, threads=threads)
     rep.pop("model")
     matched = rep["mismatch"] is None
     rep.update({"mode": "rtl", "flits_injected": rep["model_injected"], "flits_delivered": rep["flits_matched"],
@@ -93,9 +97,13 @@ def main():
     r.add_argument("--load", type=float, default=0.8)
     r.add_argument("--routing", nargs="+", default=["polarstar"], choices=list(SATURATION))
     r.add_argument("--fail", type=float, default=0.0)
+    r.add_argument("--engine", default="netlist", choices=["netlist", "top"])
+    r.add_argument("--threads", type=int, default=1, help="threads of the netlist engine")
     args = ap.parse_args()
     if args.cycles < 1:
         ap.error(f"--cycles {args.cycles}: must be >= 1")
+    if args.what == "rtl" and args.threads < 1:
+        ap.error(f"--threads {args.threads}: must be >= 1")
     if args.what == "model":
         for routing in args.routing:
             for load in args.loads:
@@ -106,7 +114,8 @@ def main():
                 print(json.dumps(soak_model(routing, value, args.cycles)), flush=True)
     else:
         for routing in args.routing:
-            print(json.dumps(soak_rtl(routing, args.load, args.cycles, args.fail)), flush=True)
+            print(json.dumps(soak_rtl(routing, args.load, args.cycles, args.fail, engine=args.engine,
+                                      threads=args.threads)), flush=True)
 
 
 if __name__ == "__main__":

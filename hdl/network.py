@@ -95,6 +95,27 @@ class NetworkTop(wiring.Component):
                 "router": bits_for(n), "addr": lay["addr"].shape, "data": lay["data"].shape}), always_ready=True))
         super().__init__(members)
 
+    def link_table(self) -> np.ndarray:
+        """(n, R, 2) int64: the router and port that router r's network port k is wired to (both
+        directions: its flits and credits in come from that port's flits and credits out), or
+        (-1, -1) where the port is unused. The one wiring every network form follows (this
+        component, `top_verilog`, the co-simulation netlist of tests/cocotb/netlist_main.cpp)."""
+        net = self.net
+        peer_r, peer_p = net.peer_table()
+        table = np.full((net.num_routers, self.R, 2), -1, dtype=np.int64)
+        for r in range(net.num_routers):
+            base, nports = int(net.offsets[r]), int(net.ports[r])
+            g = base + np.arange(nports)
+            ok = peer_r[g] >= 0
+            table[r, :nports][ok] = np.column_stack([peer_r[g], peer_p[g]])[ok]
+        return table
+
+    def endpoint_ports(self) -> np.ndarray:
+        """(E, 2) int64: endpoint e's (router, local port R + k), e = ep_first[router] + k."""
+        eps = self.net.endpoints.astype(np.int64)
+        router = np.repeat(np.arange(self.net.num_routers), eps)
+        return np.column_stack([router, self.R + np.arange(self.E) - self.ep_first[router]])
+
     def _unit_routing(self):
         return self.routing
 
@@ -114,7 +135,7 @@ class NetworkTop(wiring.Component):
         net, prm = self.net, self.params
         n, R, p, V = net.num_routers, self.R, self.p, prm.vcs
         P = R + p
-        peer_r, peer_p = net.peer_table()
+        links = self.link_table()
         ports = ports_of(self.proto)
         sig = {}                                                   # (r, port name) -> Signal
         for r in range(n):
@@ -131,12 +152,9 @@ class NetworkTop(wiring.Component):
             return valid, payload
 
         for r in range(n):
-            base = int(net.offsets[r])
-            nports = int(net.ports[r])
             for k in range(R):
-                g = base + k
-                if k < nports and peer_r[g] >= 0:
-                    r2, k2 = int(peer_r[g]), int(peer_p[g])
+                r2, k2 = (int(x) for x in links[r, k])
+                if r2 >= 0:
                     m.d.comb += [
                         sig[r, f"flit_in__{k}__valid"].eq(sig[r2, f"flit_out__{k2}__valid"]),
                         sig[r, f"flit_in__{k}__payload"].eq(sig[r2, f"flit_out__{k2}__payload"]),
@@ -224,7 +242,7 @@ def top_verilog(top: NetworkTop, name: str = "pstar_network", packed: bool = Fal
     vb = bits_for(prm.vcs)
     module_of = module_of or (lambda r: top.module_name)
     ports = {k: v for k, v in ports_of(top.proto).items() if k not in ("clk", "rst")}
-    peer_r, peer_p = net.peer_table()
+    links = top.link_table()
     L = []
     decl = ["input clk", "input rst"]
     if packed:
@@ -266,11 +284,9 @@ def top_verilog(top: NetworkTop, name: str = "pstar_network", packed: bool = Fal
     idb = bits_for(n)
     rb = bits_for(n)
     for r in range(n):
-        base, nports = int(net.offsets[r]), int(net.ports[r])
         for k in range(R):
-            g = base + k
-            if k < nports and peer_r[g] >= 0:
-                r2, k2 = int(peer_r[g]), int(peer_p[g])
+            r2, k2 = (int(x) for x in links[r, k])
+            if r2 >= 0:
                 for a, b in (("flit_in", "flit_out"), ("credit_in", "credit_out")):
                     for f in ("valid", "payload"):
                         L.append(f"  assign r{r}__{a}__{k}__{f} = r{r2}__{b}__{k2}__{f};")

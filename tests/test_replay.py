@@ -2,13 +2,18 @@
 side from C++ and every ejected flit, credit and drop is compared with the model.
 
 The cocotb lockstep (test_cocotb_network.py) is the reference closed loop; these tests check
-that the replay agrees with the model on the same networks (with garbage and a drain), and that
-its comparison catches a moved flit and a missing credit and names them.
+that the replay agrees with the model on the same networks (with garbage and a drain), with
+both engines: "top" (the Verilated network top of `network_verilog`) and "netlist" (the router
+module wired in C++ from the same link table, single- and multi-threaded), that its comparison
+catches a moved flit and a missing credit and names them, and they run the 104-router network
+(PolarStar q=3 IQ d'=3) with min, arithmetic PolarStar and Polarized routing for 20,000 cycles
+near saturation (issue: every ejected flit in cycle, endpoint and contents).
 """
 import pathlib
 import sys
 
 import numpy as np
+import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent / "cocotb"))
 
@@ -39,13 +44,16 @@ def test_flit_words_pack_like_endpoints():
     assert real.to_int(real.keep) == 0b1_1111_0000_0001
 
 
-def test_replay_matches_model_with_garbage_and_drain():
+@pytest.mark.parametrize("engine,threads", [("top", 1), ("netlist", 1), ("netlist", 2)])
+def test_replay_matches_model_with_garbage_and_drain(engine, threads):
     """26 routers beyond saturation, with garbage: every flit, credit and drop matches, and after
     the sources stop the network drains with every injected flit delivered."""
     rng = np.random.default_rng(5)
     n = 120
     garbage = (rng.integers(0, 26, n), rng.integers(10, 5000, n), rng.integers(0, 4, n))
-    rep = replay(PS26, "polarstar", 4, 0.9, 6000, garbage=garbage, chunk=1500, drain=True)
+    rep = replay(PS26, "polarstar", 4, 0.9, 6000, garbage=garbage, chunk=1500, drain=True, engine=engine,
+                 threads=threads)
+    assert rep["engine"] == engine
     model = rep["model"]
     assert rep["mismatch"] is None, rep["mismatch"]
     assert rep["flits_matched"] == model.injected_flits == model.ejected_flits > 0.4 * 6000 * 26
@@ -55,18 +63,33 @@ def test_replay_matches_model_with_garbage_and_drain():
     assert 0 < rep["max_network_latency"] <= rep["max_packet_latency"]
 
 
-def test_replay_104_routers_arithmetic_polarstar_near_saturation():
-    """The 104-router network (q=3 IQ d'=3, 208 endpoints) with the arithmetic PolarStar unit,
-    20,000 cycles at offered 0.7 (accepted ~0.62 is saturation): every ejected flit, credit and
-    cycle matches the model. (min and Polarized at 104 routers: PSTAR_COSIM=full in
-    test_cocotb_network.py, and benchmarks/soak.py.)"""
-    cycles, load = 20000, 0.7
-    rep = replay(PS104, "polarstar", 4, load, cycles)
+@pytest.mark.parametrize("routing,vcs,load", [
+    # VCs as tests/test_cocotb_network.py: 4, or for Polarized the fewest its CDG accepts here (8);
+    # loads just past each routing's saturation (accepted ~0.66 min, ~0.62 PolarStar, ~0.47 Polarized)
+    ("polarstar", 4, 0.7), ("min", 4, 0.7), ("polarized", 8, 0.6)])
+def test_replay_104_routers_near_saturation(routing, vcs, load):
+    """The 104-router network (208 endpoints), 20,000 cycles of uniform traffic near saturation:
+    every ejected flit, credit and cycle matches the model (netlist engine; the cocotb lockstep of
+    the same configurations is the PSTAR_COSIM=full tier of test_cocotb_network.py)."""
+    cycles = 20000
+    rep = replay(PS104, routing, vcs, load, cycles)
     model = rep["model"]
     assert rep["mismatch"] is None, rep["mismatch"]
     assert rep["flits_matched"] == model.ejected_flits > 0.5 * load * cycles * model.net.num_endpoints
     assert rep["credits_matched"] >= rep["flits_matched"]
-    print(f"\n104 routers: {rep['flits_matched']} flits, {rep['cycles_per_s']} cycles/s, build {rep['build']}")
+    print(f"\n104 routers, {routing}: {rep['flits_matched']} flits, {rep['cycles_per_s']} cycles/s, build {rep['build']}")
+
+
+def test_netlist_engine_refuses_other_link_latency():
+    from sim.params import RouterParams
+    from hdl.network import plan
+    from replay import netlist_header
+    from topologies import build
+    top = plan(build(PS26), "min", RouterParams(vcs=4, link_latency=2))
+    with pytest.raises(ValueError, match="engine='netlist': link and credit latency 1"):
+        netlist_header(top)
+    with pytest.raises(ValueError, match="engine='x': allowed: netlist, top"):
+        replay(PS26, "min", 4, 0.5, 10, engine="x")
 
 
 def test_replay_names_a_moved_flit():

@@ -86,10 +86,13 @@ def source_hash(key: str) -> str:
 
 def build(name: str, key: str, make_verilog, toplevel: str, hier_blocks=(), exe=None) -> dict:
     """Verilog + Verilator build of one configuration (reused when up to date): for cocotb, or
-    with `exe=(main.cpp, [defines])` a plain executable `<build dir>/sim/replay` around that C++ main."""
+    with `exe=(main.cpp, [defines])` or `(main.cpp, [defines], {file name: text})` a plain
+    executable `<build dir>/sim/replay` around that C++ main (the files are written next to the
+    generated C++, for the main to include)."""
     verilator_env()
     if exe:
-        name, key = f"{name}-exe", f"{key}|exe|{pathlib.Path(exe[0]).read_text()}|{exe[1]}"
+        files = exe[2] if len(exe) > 2 else {}
+        name, key = f"{name}-exe", f"{key}|exe|{pathlib.Path(exe[0]).read_text()}|{exe[1]}|{sorted(files.items())}"
     bdir = BUILD_ROOT / f"{name}-{source_hash(key)}"
     bdir.mkdir(parents=True, exist_ok=True)
     stamp = bdir / "built.json"
@@ -120,7 +123,7 @@ def build(name: str, key: str, make_verilog, toplevel: str, hier_blocks=(), exe=
         return meta
 
 
-def _build_exe(bdir, vfile, toplevel, hier_blocks, args, main_cpp, defines):
+def _build_exe(bdir, vfile, toplevel, hier_blocks, args, main_cpp, defines, files=None):
     """Verilate, then compile with make. Not `verilator --build`: with hierarchical blocks its
     makefile re-verilates each block from a two-target rule that `make -j` runs twice in parallel,
     and the block's library can start compiling while the second run rewrites its headers (seen
@@ -131,6 +134,9 @@ def _build_exe(bdir, vfile, toplevel, hier_blocks, args, main_cpp, defines):
     cflags = " ".join(["-std=c++17"] + [f"-D{d}" for d in defines])
     jobs = str(os.cpu_count() or 1)
     sim = bdir / "sim"
+    sim.mkdir(parents=True, exist_ok=True)
+    for fname, text in (files or {}).items():
+        (sim / fname).write_text(text)
     verilate = ["verilator", "--cc", "--exe", "-j", jobs, "-Mdir", str(sim), "--top-module", toplevel, "-o", "replay",
                 "-CFLAGS", cflags, *args, str(vlt), str(vfile), str(pathlib.Path(main_cpp).resolve())]
     makefile = f"V{toplevel}_hier.mk" if hier_blocks else f"V{toplevel}.mk"

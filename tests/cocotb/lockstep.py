@@ -28,6 +28,7 @@ from amaranth.hdl import Shape
 
 import harness
 from hdl.network import network_verilog, plan
+from hdl.verilog_out import to_verilog
 from hdl.routing_units import exception_entries
 from routing_logic.registry import make_routing
 from sim.flit import bits_for
@@ -37,9 +38,11 @@ from topologies import build
 
 
 def network_build(spec: str, routing: str, vcs: int, fail: float = 0.0, seed: int = 1, routing_obj=None,
-                  name=None, exe=None):
+                  name=None, exe=None, netlist: bool = False):
     """(build meta, NetworkTop plan, endpoint/load config) for the network's RTL; a cocotb build,
-    or with `exe` (see `harness.build`) a plain Verilator executable."""
+    or with `exe` (see `harness.build`; a callable gets the plan) a plain Verilator executable:
+    of the network top (`network_verilog`), or with `netlist=True` of the router module alone,
+    for a main that wires the routers itself (netlist_main.cpp)."""
     net = build(spec)
     params = RouterParams(vcs=vcs)
     if routing_obj is None:
@@ -55,12 +58,18 @@ def network_build(spec: str, routing: str, vcs: int, fail: float = 0.0, seed: in
         name += f"-c{top.C}" + (f"-k{K}" if K else "")
 
     def make_verilog():
-        text, _ = network_verilog(net, routing, params, shared=True, packed=True, routing_obj=routing_obj)
+        if netlist:
+            text = to_verilog(top.proto, top.module_name)
+        else:
+            text, _ = network_verilog(net, routing, params, shared=True, packed=True, routing_obj=routing_obj)
         return text, {"routers": net.num_routers, "endpoints": net.num_endpoints}
 
     if callable(exe):
         exe = exe(top)
-    meta = harness.build(name, key, make_verilog, "pstar_network", hier_blocks=["pstar_router"], exe=exe)
+    if netlist:
+        meta = harness.build(name + "-netlist", key, make_verilog, top.module_name, exe=exe)
+    else:
+        meta = harness.build(name, key, make_verilog, "pstar_network", hier_blocks=["pstar_router"], exe=exe)
     eps = net.endpoints.astype(np.int64)
     first = np.concatenate([[0], np.cumsum(eps)])
     ep_router = np.repeat(np.arange(net.num_routers), eps)

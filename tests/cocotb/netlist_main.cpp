@@ -1,0 +1,278 @@
+// The network of `hdl.network.top_verilog` wired in C++ around one Verilated router module, for
+// fast replay lockstep (tests/cocotb/replay.py, engine "netlist"). Same protocol and cycle
+// convention as replay_main.cpp, which drives the Verilated network top instead.
+//
+// Why: in the network top the routers are a Verilator hierarchical block, and the parent
+// schedules each block's DPI wrapper as combinational logic whose outputs feed its neighbours'
+// inputs, so every router is evaluated several times per cycle until the links settle. The
+// routers' outputs are a function of their registers only (hdl/router.py: no input-to-output
+// path), so here each cycle (1) takes every router's outputs, (2) drives every router's inputs
+// from them, as top_verilog's `assign`s do, and clocks each router once. The wiring comes from
+// `NetworkTop.link_table` / `endpoint_ports`, the tables top_verilog writes its wiring from,
+// through the generated header `netlist.h` (ports, table, sizes; written by replay.py).
+// Link and credit latency 1 only (top_verilog adds registers for more; replay.py refuses).
+//
+// PS_THREADS=T (environment): routers split over T threads, barriers between the phases.
+#include "Vpstar_router.h"
+#include "verilated.h"
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+using u32 = uint32_t;
+
+template <class T> constexpr int words_of() {
+    if constexpr (std::is_integral_v<T>) return (int(sizeof(T)) + 3) / 4;
+    else return int(sizeof(T)) / 4;
+}
+
+template <class T> void get_words(const T& port, u32* out) {
+    if constexpr (std::is_integral_v<T>) {
+        uint64_t v = port;
+        out[0] = u32(v);
+        if (words_of<T>() > 1) out[1] = u32(v >> 32);
+    } else {
+        for (int i = 0; i < words_of<T>(); i++) out[i] = port[i];
+    }
+}
+
+template <class T> void set_words(T& port, const u32* in) {
+    if constexpr (std::is_integral_v<T>) {
+        uint64_t v = in[0];
+        if (words_of<T>() > 1) v |= uint64_t(in[1]) << 32;
+        port = T(v);
+    } else {
+        for (int i = 0; i < words_of<T>(); i++) port[i] = in[i];
+    }
+}
+
+// generated: PS_N PS_R PS_P PS_E PS_W PS_RB, ps_links[N][R][2], ps_endpoints[E][2], and the
+// port accessors ps_get_flit / ps_set_flit / ps_get_credit / ps_set_credit / ps_set_load
+#include "netlist.h"
+
+constexpr int NW = (PS_W + 31) / 32;
+
+static void read_exact(void* p, size_t n) {
+    if (fread(p, 1, n, stdin) != n) { fprintf(stderr, "netlist: input ended early\n"); exit(3); }
+}
+template <class T> T read_val() { T v; read_exact(&v, sizeof v); return v; }
+
+// bits [off, off + width) of a word array into dst (whole words, zero above width)
+static void bits_of(const u32* src, int nsrc, int off, int width, u32* dst) {
+    for (int k = 0; k * 32 < width; k++) {
+        int bit = off + 32 * k, i = bit >> 5, s = bit & 31;
+        uint64_t lo = i < nsrc ? src[i] : 0, hi = i + 1 < nsrc ? src[i + 1] : 0;
+        u32 v = u32(((hi << 32) | lo) >> s);
+        int left = width - 32 * k;
+        dst[k] = left >= 32 ? v : (v & ((1u << left) - 1));
+    }
+}
+
+class Barrier {            // sense-reversing; threads spin briefly, then yield
+  public:
+    explicit Barrier(int n) : n_(n), left_(n) {}
+    void wait() {
+        bool sense = sense_.load(std::memory_order_relaxed);
+        if (left_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+            left_.store(n_, std::memory_order_relaxed);
+            sense_.store(!sense, std::memory_order_release);
+            return;
+        }
+        for (int spin = 0; sense_.load(std::memory_order_acquire) == sense; spin++)
+            if (spin > 2000) std::this_thread::yield();
+    }
+  private:
+    const int n_;
+    std::atomic<int> left_;
+    std::atomic<bool> sense_{false};
+};
+
+struct Net {
+    std::vector<VerilatedContext*> ctx;
+    std::vector<Vpstar_router*> r;
+    // outputs of the current cycle, per (router, port)
+    std::vector<u32> fv, fw, cv, cvc;
+    // endpoint inputs of the current cycle
+    std::vector<u32> iv, iw;
+
+    void snapshot(int r0, int r1) {
+        for (int i = r0; i < r1; i++)
+            for (int k = 0; k < PS_P; k++) {
+                size_t s = size_t(i) * PS_P + k;
+                ps_get_flit(r[i], k, fv[s], &fw[s * NW]);
+                ps_get_credit(r[i], k, cv[s], cvc[s]);
+            }
+    }
+
+    void drive_and_clock(int r0, int r1) {
+        static const u32 zero[NW + 1] = {0};
+        for (int i = r0; i < r1; i++) {
+            Vpstar_router* m = r[i];
+            for (int k = 0; k < PS_R; k++) {
+                int r2 = ps_links[i][k][0], k2 = ps_links[i][k][1];
+                if (r2 < 0) continue;                   // unwired inputs stay 0 (set at reset)
+                size_t s = size_t(r2) * PS_P + k2;
+                ps_set_flit(m, k, fv[s], &fw[s * NW]);
+                ps_set_credit(m, k, cv[s], cvc[s]);
+            }
+            for (int k = PS_R; k < PS_P; k++) {
+                int e = ps_ep_of[i][k - PS_R];
+                if (e < 0) ps_set_flit(m, k, 0, zero);
+                else ps_set_flit(m, k, iv[e], &iw[size_t(e) * NW]);
+            }
+            m->clk = 1; m->eval();             // inputs settle, then the edge (ico before act)
+            m->clk = 0; m->eval();
+        }
+    }
+};
+
+int main(int argc, char** argv) {
+    if (argc < 5) { fprintf(stderr, "usage: replay E W VB LW\n"); return 2; }
+    const int E = atoi(argv[1]), W = atoi(argv[2]), VB = atoi(argv[3]), LW = atoi(argv[4]);
+    if (E != PS_E || W != PS_W) { fprintf(stderr, "netlist: built for E=%d W=%d\n", PS_E, PS_W); return 2; }
+    (void)VB;
+    const char* te = getenv("PS_THREADS");
+    int T = te ? atoi(te) : 1;
+    if (T < 1) T = 1;
+    if (T > PS_N) T = PS_N;
+
+    Net net;
+    net.ctx.resize(T);
+    for (int t = 0; t < T; t++) { net.ctx[t] = new VerilatedContext; net.ctx[t]->commandArgs(argc, argv); }
+    auto group = [&](int t) { return std::pair<int, int>(int(int64_t(PS_N) * t / T), int(int64_t(PS_N) * (t + 1) / T)); };
+    for (int t = 0; t < T; t++) {
+        auto [a, b] = group(t);
+        for (int i = a; i < b; i++) net.r.push_back(new Vpstar_router(net.ctx[t], "router"));
+    }
+    const size_t S = size_t(PS_N) * PS_P;
+    net.fv.assign(S, 0); net.fw.assign(S * NW, 0); net.cv.assign(S, 0); net.cvc.assign(S, 0);
+    net.iv.assign(PS_E, 0); net.iw.assign(size_t(PS_E) * NW, 0);
+
+    // reset: two rising edges, then released at a falling edge (as replay_main.cpp)
+    static const u32 zero[NW + 1] = {0};
+    for (int i = 0; i < PS_N; i++) {
+        Vpstar_router* m = net.r[i];
+        ps_set_id(m, i);
+        for (int k = 0; k < PS_P; k++) ps_set_flit(m, k, 0, zero);
+        for (int k = 0; k < PS_R; k++) ps_set_credit(m, k, 0, 0);
+        ps_set_load(m, 0, zero);
+        m->clk = 0; m->rst = 1; m->eval();
+        for (int j = 0; j < 2; j++) { m->clk = 1; m->eval(); m->clk = 0; m->eval(); }
+        m->rst = 0; m->eval();
+    }
+
+    // workers 1..T-1 run their groups' phases; the main thread runs group 0 and the endpoints
+    std::atomic<int> phase{0};             // 1: snapshot, 2: drive and clock, 3: quit
+    Barrier go(T), done(T);
+    std::vector<std::thread> workers;
+    for (int t = 1; t < T; t++) {
+        workers.emplace_back([&, t]() {
+            auto [a, b] = group(t);
+            for (;;) {
+                go.wait();
+                int ph = phase.load(std::memory_order_acquire);
+                if (ph == 3) return;
+                if (ph == 1) net.snapshot(a, b); else net.drive_and_clock(a, b);
+                done.wait();
+            }
+        });
+    }
+    auto run_phase = [&](int ph) {
+        auto [a, b] = group(0);
+        if (T > 1) { phase.store(ph, std::memory_order_release); go.wait(); }
+        if (ph == 1) net.snapshot(a, b); else net.drive_and_clock(a, b);
+        if (T > 1) done.wait();
+    };
+
+    uint32_t last_dropped = 0;
+    std::vector<uint8_t> out;
+    auto put = [](std::vector<uint8_t>& v, const void* p, size_t len) {
+        const uint8_t* b = (const uint8_t*)p; v.insert(v.end(), b, b + len); };
+    std::vector<u32> flit(NW + 1);
+    int status = 0;
+    for (;;) {
+        int cmd = fgetc(stdin);
+        if (cmd == EOF || cmd == 'Q') break;
+        if (cmd == 'L') {
+            // rows of top_verilog's load_data: router in the low PS_RB bits, the router's load payload above
+            u32 n = read_val<u32>();
+            const int LWW = (LW + 31) / 32;
+            std::vector<u32> row(LWW + 1), payload(LWW + 1);
+            for (u32 k = 0; k < n; k++) {
+                read_exact(row.data(), 4 * LWW);
+                u32 rid = row[0] & ((1u << PS_RB) - 1);
+                if (int(rid) >= PS_N) continue;        // as the top: no router matches
+                std::fill(payload.begin(), payload.end(), 0);
+                bits_of(row.data(), LWW, PS_RB, LW - PS_RB, payload.data());
+                Vpstar_router* m = net.r[rid];
+                ps_set_load(m, 1, payload.data());
+                m->clk = 1; m->eval(); m->clk = 0; m->eval();
+                ps_set_load(m, 0, zero);
+                m->eval();
+            }
+            continue;
+        }
+        if (cmd != 'R') { fprintf(stderr, "netlist: unknown command %d\n", cmd); status = 3; break; }
+        int64_t t0 = read_val<int64_t>(), cycles = read_val<int64_t>(), n = read_val<int64_t>();
+        std::vector<int32_t> rc(n), re(n);
+        std::vector<u32> rw(size_t(n) * NW);
+        for (int64_t k = 0; k < n; k++) {
+            rc[k] = read_val<int32_t>();
+            re[k] = read_val<int32_t>();
+            read_exact(&rw[size_t(k) * NW], 4 * NW);
+        }
+        std::vector<uint8_t> ej, cr, dr;
+        int64_t ne = 0, nc = 0, nd = 0, k = 0;
+        for (int64_t t = t0; t < t0 + cycles; t++) {
+            run_phase(1);
+            int32_t arrival = int32_t(t + 1);
+            for (int e = 0; e < PS_E; e++) {
+                size_t s = size_t(ps_endpoints[e][0]) * PS_P + ps_endpoints[e][1];
+                if (net.fv[s]) {
+                    put(ej, &arrival, 4); put(ej, &e, 4); put(ej, &net.fw[s * NW], 4 * NW);
+                    ne++;
+                }
+                if (net.cv[s]) {
+                    int32_t v = int32_t(net.cvc[s]);
+                    put(cr, &arrival, 4); put(cr, &e, 4); put(cr, &v, 4);
+                    nc++;
+                }
+            }
+            u32 d = 0;
+            for (int i = 0; i < PS_N; i++) d += net.r[i]->dropped;
+            if (d != last_dropped) {
+                int32_t tt = int32_t(t), dd = int32_t(d);
+                put(dr, &tt, 4); put(dr, &dd, 4);
+                nd++;
+                last_dropped = d;
+            }
+            std::fill(net.iv.begin(), net.iv.end(), 0);
+            for (; k < n && rc[k] == t; k++) {
+                int e = re[k];
+                net.iv[e] = 1;
+                memcpy(&net.iw[size_t(e) * NW], &rw[size_t(k) * NW], 4 * NW);
+            }
+            if (k < n && rc[k] < t) { fprintf(stderr, "netlist: records not sorted by cycle\n"); status = 3; break; }
+            run_phase(2);
+        }
+        if (status) break;
+        if (k != n) { fprintf(stderr, "netlist: %lld records outside the chunk\n", (long long)(n - k)); status = 3; break; }
+        out.clear();
+        put(out, &ne, 8); put(out, &nc, 8); put(out, &nd, 8);
+        out.insert(out.end(), ej.begin(), ej.end());
+        out.insert(out.end(), cr.begin(), cr.end());
+        out.insert(out.end(), dr.begin(), dr.end());
+        fwrite(out.data(), 1, out.size(), stdout);
+        fflush(stdout);
+    }
+    if (T > 1) { phase.store(3, std::memory_order_release); go.wait(); }
+    for (auto& w : workers) w.join();
+    for (auto* m : net.r) { m->final(); delete m; }
+    return status;
+}
