@@ -21,8 +21,8 @@ PS104 = "polarstar:q=3,supernode=iq,degree=3"
 CYCLES = int(os.environ.get("PSTAR_LOCKSTEP_CYCLES", "20000"))
 # CI must stay under 20 minutes on 2 cores, so the 104-router cocotb runs (Verilator builds of 1.5-2.5
 # minutes each, then 100-400 cycles/s through cocotb) are in the full tier; CI runs the 26-router
-# configurations and fault runs here, and the 104-router lockstep through the C++ replay
-# (tests/test_replay.py).
+# configurations and fault runs here, and the same three 104-router configurations through the
+# C++ netlist replay (tests/test_replay.py, 200-600 cycles/s).
 FULL = os.environ.get("PSTAR_COSIM", "") == "full"
 full_only = pytest.mark.skipif(not FULL, reason="long co-simulation: run with PSTAR_COSIM=full")
 
