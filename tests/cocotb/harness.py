@@ -92,7 +92,9 @@ def build(name: str, key: str, make_verilog, toplevel: str, hier_blocks=(), exe=
     verilator_env()
     if exe:
         files = exe[2] if len(exe) > 2 else {}
-        name, key = f"{name}-exe", f"{key}|exe|{pathlib.Path(exe[0]).read_text()}|{exe[1]}|{sorted(files.items())}"
+        main = pathlib.Path(exe[0])
+        headers = [h.read_text() for h in sorted(main.parent.glob("*.h"))]     # what the main includes
+        name, key = f"{name}-exe", f"{key}|exe|{main.read_text()}|{headers}|{exe[1]}|{sorted(files.items())}"
     bdir = BUILD_ROOT / f"{name}-{source_hash(key)}"
     bdir.mkdir(parents=True, exist_ok=True)
     stamp = bdir / "built.json"

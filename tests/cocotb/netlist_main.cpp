@@ -17,62 +17,16 @@
 #include "verilated.h"
 
 #include <atomic>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <thread>
-#include <type_traits>
 #include <vector>
 
-using u32 = uint32_t;
-
-template <class T> constexpr int words_of() {
-    if constexpr (std::is_integral_v<T>) return (int(sizeof(T)) + 3) / 4;
-    else return int(sizeof(T)) / 4;
-}
-
-template <class T> void get_words(const T& port, u32* out) {
-    if constexpr (std::is_integral_v<T>) {
-        uint64_t v = port;
-        out[0] = u32(v);
-        if (words_of<T>() > 1) out[1] = u32(v >> 32);
-    } else {
-        for (int i = 0; i < words_of<T>(); i++) out[i] = port[i];
-    }
-}
-
-template <class T> void set_words(T& port, const u32* in) {
-    if constexpr (std::is_integral_v<T>) {
-        uint64_t v = in[0];
-        if (words_of<T>() > 1) v |= uint64_t(in[1]) << 32;
-        port = T(v);
-    } else {
-        for (int i = 0; i < words_of<T>(); i++) port[i] = in[i];
-    }
-}
+#include "replay_words.h"
 
 // generated: PS_N PS_R PS_P PS_E PS_W PS_RB, ps_links[N][R][2], ps_endpoints[E][2], and the
 // port accessors ps_get_flit / ps_set_flit / ps_get_credit / ps_set_credit / ps_set_load
 #include "netlist.h"
 
 constexpr int NW = (PS_W + 31) / 32;
-
-static void read_exact(void* p, size_t n) {
-    if (fread(p, 1, n, stdin) != n) { fprintf(stderr, "netlist: input ended early\n"); exit(3); }
-}
-template <class T> T read_val() { T v; read_exact(&v, sizeof v); return v; }
-
-// bits [off, off + width) of a word array into dst (whole words, zero above width)
-static void bits_of(const u32* src, int nsrc, int off, int width, u32* dst) {
-    for (int k = 0; k * 32 < width; k++) {
-        int bit = off + 32 * k, i = bit >> 5, s = bit & 31;
-        uint64_t lo = i < nsrc ? src[i] : 0, hi = i + 1 < nsrc ? src[i + 1] : 0;
-        u32 v = u32(((hi << 32) | lo) >> s);
-        int left = width - 32 * k;
-        dst[k] = left >= 32 ? v : (v & ((1u << left) - 1));
-    }
-}
 
 class Barrier {            // sense-reversing; threads spin briefly, then yield
   public:
@@ -209,7 +163,7 @@ int main(int argc, char** argv) {
                 u32 rid = row[0] & ((1u << PS_RB) - 1);
                 if (int(rid) >= PS_N) continue;        // as the top: no router matches
                 std::fill(payload.begin(), payload.end(), 0);
-                bits_of(row.data(), LWW, PS_RB, LW - PS_RB, payload.data());
+                extract(row.data(), LWW, PS_RB, LW - PS_RB, payload.data());
                 Vpstar_router* m = net.r[rid];
                 ps_set_load(m, 1, payload.data());
                 m->clk = 1; m->eval(); m->clk = 0; m->eval();
