@@ -174,13 +174,9 @@ int main(int argc, char** argv) {
         }
         if (cmd != 'R') { fprintf(stderr, "netlist: unknown command %d\n", cmd); status = 3; break; }
         int64_t t0 = read_val<int64_t>(), cycles = read_val<int64_t>(), n = read_val<int64_t>();
-        std::vector<int32_t> rc(n), re(n);
-        std::vector<u32> rw(size_t(n) * NW);
-        for (int64_t k = 0; k < n; k++) {
-            rc[k] = read_val<int32_t>();
-            re[k] = read_val<int32_t>();
-            read_exact(&rw[size_t(k) * NW], 4 * NW);
-        }
+        std::vector<int32_t> rc, re;
+        std::vector<u32> rw;
+        read_sends(n, NW, rc, re, rw);
         std::vector<uint8_t> ej, cr, dr;
         int64_t ne = 0, nc = 0, nd = 0, k = 0;
         for (int64_t t = t0; t < t0 + cycles; t++) {

@@ -66,3 +66,16 @@ static void read_exact(void* p, size_t n) {
 
 template <class T> T read_val() { T v; read_exact(&v, sizeof v); return v; }
 
+
+// the n sends of an 'R' command: cycle, endpoint, nw flit words each
+static void read_sends(int64_t n, int nw, std::vector<int32_t>& cycle, std::vector<int32_t>& endpoint,
+                       std::vector<u32>& words) {
+    cycle.resize(n);
+    endpoint.resize(n);
+    words.resize(size_t(n) * nw);
+    for (int64_t k = 0; k < n; k++) {
+        cycle[k] = read_val<int32_t>();
+        endpoint[k] = read_val<int32_t>();
+        read_exact(&words[size_t(k) * nw], 4 * nw);
+    }
+}
