@@ -6,11 +6,13 @@
       unit (`TableMinimalUnit`, the loadable n × R-bit table one shared router module uses).
       Prints routers, cells of each, and the table bits: the arithmetic unit stays about flat
       while the table grows with the number of routers.
-  python benchmarks/bench_hdl.py cosim [--cycles N]
-      Network cycles per second of the lockstep co-simulation (tests/cocotb/network_bench.py:
-      Verilator model + Python endpoints + comparison with the model) for PolarStar q=3 IQ d'=0
-      (26 routers) and d'=3 (104 routers), arithmetic routing, uniform traffic at 0.7; also the
-      elaboration and Verilator build times of each (first run only; later runs reuse the build).
+  python benchmarks/bench_hdl.py cosim [--cycles N] [--routing R ...] [--engine cocotb top netlist] [--threads T]
+      Network cycles per second of the lockstep co-simulation for PolarStar q=3 IQ d'=0
+      (26 routers) and d'=3 (104 routers), uniform traffic at 0.6; engine `cocotb`
+      (tests/cocotb/network_bench.py: Verilated network top + Python endpoints + comparison with
+      the model), `top` or `netlist` (tests/cocotb/replay.py: C++ endpoint replay of the network
+      top, or of the router module wired in C++, T threads); also the elaboration and Verilator
+      build times of each (first run only; later runs reuse the build).
   python benchmarks/bench_hdl.py elaborate SPEC
       Time and size of `pstar verilog SPEC` (e.g. the 1,064-router polarstar:q=11,supernode=iq,degree=3).
 """
@@ -69,18 +71,37 @@ def bench_synth(qs):
     return rows
 
 
-def bench_cosim(cycles, routings):
-    from lockstep import lockstep
+def bench_cosim(cycles, routings, engines=("cocotb",), threads=1):
     for spec in ("polarstar:q=3,supernode=iq,degree=0", "polarstar:q=3,supernode=iq,degree=3"):
         for routing in routings:
-            t0 = time.perf_counter()
             vcs = (5 if "degree=0" in spec else 8) if routing == "polarized" else 4
-            results, report, meta, model = lockstep(spec, routing, vcs, 0.6, cycles)
-            ok = all(r["passed"] for r in results) and report.get("mismatch") is None
-            print(f"{spec} {routing} V={vcs}: {model.net.num_routers} routers, {report.get('cycles')} cycles, {report.get('ejected')} flits, "
-                  f"{report.get('cycles_per_s')} network cycles/s, lockstep {'ok' if ok else 'FAILED ' + str(report)}; "
-                  f"Verilog {meta['verilog_bytes']} bytes, elaborate {meta['elaborate_s']} s, Verilator "
-                  f"{meta['verilator_s']} s (at first build); total {time.perf_counter() - t0:.1f} s", flush=True)
+            for engine in engines:
+                if engine == "cocotb":
+                    _cosim_cocotb(spec, routing, vcs, cycles)
+                else:
+                    _cosim_replay(spec, routing, vcs, cycles, engine, threads)
+
+
+def _cosim_replay(spec, routing, vcs, cycles, engine, threads):
+    from replay import replay
+    t0 = time.perf_counter()
+    rep = replay(spec, routing, vcs, 0.6, cycles, engine=engine, threads=threads)
+    b = rep["build"]
+    print(f"{spec} {routing} V={vcs} [{engine}, {threads} thread(s)]: {rep['model'].net.num_routers} routers, "
+          f"{cycles} cycles, {rep['flits_matched']} flits, {rep['cycles_per_s']} network cycles/s, lockstep "
+          f"{'ok' if rep['mismatch'] is None else 'FAILED ' + str(rep['mismatch'])}; elaborate {b['elaborate_s']} s, "
+          f"Verilator {b['verilator_s']} s (at first build); total {time.perf_counter() - t0:.1f} s", flush=True)
+
+
+def _cosim_cocotb(spec, routing, vcs, cycles):
+    from lockstep import lockstep
+    t0 = time.perf_counter()
+    results, report, meta, model = lockstep(spec, routing, vcs, 0.6, cycles)
+    ok = all(r["passed"] for r in results) and report.get("mismatch") is None
+    print(f"{spec} {routing} V={vcs}: {model.net.num_routers} routers, {report.get('cycles')} cycles, {report.get('ejected')} flits, "
+          f"{report.get('cycles_per_s')} network cycles/s, lockstep {'ok' if ok else 'FAILED ' + str(report)}; "
+          f"Verilog {meta['verilog_bytes']} bytes, elaborate {meta['elaborate_s']} s, Verilator "
+          f"{meta['verilator_s']} s (at first build); total {time.perf_counter() - t0:.1f} s", flush=True)
 
 
 def bench_elaborate(spec):
@@ -105,14 +126,19 @@ def main():
     s.add_argument("--q", type=int, nargs="+", default=[3, 5, 7, 11, 13])
     c = sub.add_parser("cosim")
     c.add_argument("--cycles", type=int, default=5000)
-    c.add_argument("--routing", nargs="+", default=["polarstar", "min", "polarized"])
+    c.add_argument("--routing", nargs="+", default=["polarstar", "min", "polarized"],
+                   choices=["polarstar", "min", "polarized"])
+    c.add_argument("--engine", nargs="+", default=["cocotb"], choices=["cocotb", "top", "netlist"])
+    c.add_argument("--threads", type=int, default=1, help="threads of the netlist engine")
     e = sub.add_parser("elaborate")
     e.add_argument("spec", nargs="?", default="polarstar:q=11,supernode=iq,degree=3")
     args = ap.parse_args()
     if args.what == "synth":
         bench_synth(args.q)
     elif args.what == "cosim":
-        bench_cosim(args.cycles, args.routing)
+        if args.cycles < 1 or args.threads < 1:
+            ap.error(f"--cycles {args.cycles} --threads {args.threads}: both must be >= 1")
+        bench_cosim(args.cycles, args.routing, args.engine, args.threads)
     else:
         bench_elaborate(args.spec)
 
