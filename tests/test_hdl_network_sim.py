@@ -71,3 +71,25 @@ def test_amaranth_network_lockstep(routing, vcs, alloc_iters):
     expected = int((model.trace[:model.trace_len[0], 0] <= cycles).sum())
     assert checker.count == expected > 200
     assert bits_for(vcs) == top.layout["vc"].width
+
+
+@pytest.mark.parametrize("spec", ["polarstar:q=3,supernode=iq,degree=0", "hyperx:dims=3x3",
+                                  "polarstar:q=2,supernode=complete,degree=0"])
+def test_link_table_is_the_netlist(spec):
+    """`NetworkTop.link_table` (the wiring of the Amaranth top, `top_verilog` and the C++ netlist
+    replay) holds each link of `Network.links()` once in each direction and nothing else, and
+    `endpoint_ports` puts endpoint e on local port R + k of its router."""
+    from hdl.network import plan
+    net = build(spec)
+    top = plan(net, "min", RouterParams(vcs=4))
+    table = top.link_table()
+    wired = {(r, k, int(table[r, k, 0]), int(table[r, k, 1]))
+             for r in range(net.num_routers) for k in range(top.R) if table[r, k, 0] >= 0}
+    links = {tuple(int(x) for x in row) for row in net.links()}
+    assert wired == links | {(c, d, a, b) for a, b, c, d in links}
+    assert all(k < int(net.ports[r]) for r, k, _, _ in wired)
+    ep = top.endpoint_ports()
+    assert len(ep) == net.num_endpoints
+    for r in range(net.num_routers):
+        mine = ep[ep[:, 0] == r, 1]
+        assert mine.tolist() == list(range(top.R, top.R + int(net.endpoints[r])))
