@@ -27,6 +27,7 @@
 #include "netlist.h"
 
 constexpr int NW = (PS_W + 31) / 32;
+static const u32 zero[NW + 1] = {0};         // an idle port's flit or load words
 
 class Barrier {            // sense-reversing; threads spin briefly, then yield
   public:
@@ -65,7 +66,6 @@ struct Net {
     }
 
     void drive_and_clock(int r0, int r1) {
-        static const u32 zero[NW + 1] = {0};
         for (int i = r0; i < r1; i++) {
             Vpstar_router* m = r[i];
             for (int k = 0; k < PS_R; k++) {
@@ -109,7 +109,6 @@ int main(int argc, char** argv) {
     net.iv.assign(PS_E, 0); net.iw.assign(size_t(PS_E) * NW, 0);
 
     // reset: two rising edges, then released at a falling edge (as replay_main.cpp)
-    static const u32 zero[NW + 1] = {0};
     for (int i = 0; i < PS_N; i++) {
         Vpstar_router* m = net.r[i];
         ps_set_id(m, i);
@@ -148,7 +147,6 @@ int main(int argc, char** argv) {
     std::vector<uint8_t> out;
     auto put = [](std::vector<uint8_t>& v, const void* p, size_t len) {
         const uint8_t* b = (const uint8_t*)p; v.insert(v.end(), b, b + len); };
-    std::vector<u32> flit(NW + 1);
     int status = 0;
     for (;;) {
         int cmd = fgetc(stdin);
