@@ -31,7 +31,7 @@ from topologies.errors import ParameterError
 from .boards import BoardTop, ecp5_pll_params, get_board
 from .report import diagnose, read_report
 
-DESIGNS = ("router", "network")
+DESIGNS = ("router", "network", "unit")
 PNR_ROUTERS = ("router1", "router2")
 ROUTINGS = ("polarstar", "min", "polarized")
 BAUD = 115200
@@ -50,7 +50,8 @@ class FpgaConfig:
     depth: int = 8
     flit_width: int = 32
     freq_mhz: float | None = None    # None: 100 MHz on ECP5, the 12 MHz board clock on iCE40
-    router: int = 0                  # which router of SPEC the router design builds
+    router: int = 0                  # which router of SPEC the router / unit design builds
+    id_input: bool = False           # unit design: the router id is an input (table units: a loadable RAM)
     seed: int = 1                    # nextpnr placement seed
     pnr_router: str = "router1"      # nextpnr's router; router2 converges on congested large designs
     build_dir: str | None = None
@@ -60,6 +61,8 @@ class FpgaConfig:
         d.pop("build_dir")
         if d["pnr_router"] == "router1":  # keeps the build directories of earlier builds
             d.pop("pnr_router")
+        if not d["id_input"]:
+            d.pop("id_input")
         return hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:10]
 
 
@@ -104,6 +107,8 @@ def validate(cfg: FpgaConfig):
     if net.num_endpoints < 1:
         raise ParameterError(f"ports: {cfg.spec} has no endpoints; give --ports > {R}")
     _int("router", cfg.router, 0, net.num_routers - 1)
+    if cfg.id_input and cfg.design != "unit":
+        raise ParameterError(f"id-input: only for --design unit (the {cfg.design} design's routers have constant ids)")
     params = RouterParams(vcs=cfg.vcs, depth=cfg.depth, payload_bits=cfg.flit_width)
     return board, net, params, float(freq), routing_for(cfg, net, params)
 
@@ -127,7 +132,10 @@ def routing_for(cfg: FpgaConfig, net, params):
 
 def make_inner(cfg: FpgaConfig, net, params, freq_mhz: float, routing):
     """The board-independent traffic top of the design (fpga.tops)."""
-    from .tops import NetworkTrafficTop, RouterTrafficTop
+    from .tops import NetworkTrafficTop, RouterTrafficTop, RoutingUnitTop
+    if cfg.design == "unit":
+        return RoutingUnitTop(net, cfg.routing, params, router=None if cfg.id_input else cfg.router,
+                              routing_obj=routing)
     divisor = max(2, round(freq_mhz * 1e6 / BAUD))
     # ECP5: registered draws keep the generators' products off the paths into the router (Fmax).
     # iCE40: the UP5K is full with one small router, and 12 MHz leaves slack for the products.
@@ -254,6 +262,8 @@ def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False) -> dict
         "routing": cfg.routing, "routers": net.num_routers if cfg.design == "network" else 1,
         "ports": int(net.ports.max()) + int(net.endpoints.max()), "vcs": params.vcs, "depth": params.depth,
         "flit_width": params.payload_bits, "flit_bits": layout_bits, "clock_mhz": top.freq_mhz,
+        "network_routers": net.num_routers,
+        **({"lanes": inner.lanes, "id_input": cfg.id_input} if cfg.design == "unit" else {}),
         **figures, "seed": cfg.seed, "pnr_router": cfg.pnr_router,
         "elaborate_s": round(t_elab, 1), "seconds": round(time.monotonic() - t_start, 1),
         "bitstream": str(out_dir / bitstream), "log": str(log_path),

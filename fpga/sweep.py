@@ -6,8 +6,13 @@ traffic generators and checkers on every port, fpga/tops.py) at a 100 MHz constr
 * `router-P{P}-V{V}-B{B}-W{W}`: the router with the arithmetic PolarStar unit for P ∈ {4, 8, 16}
   ports (PolarStar q=2 IQ d'=0, q=3 IQ d'=3 and q=11 IQ d'=3, each with one endpoint, so
   P = q + 1 + d' + 1), V ∈ {2, 4}, B ∈ {4, 8}, W ∈ {32, 64} data bits per flit.
-* `unit-{polarstar|min}-q{q}`: the same router (PolarStar q IQ d'=3, one endpoint, V = 4, B = 8,
-  W = 32) with the arithmetic unit or the table unit, for q ∈ {3, 5, 7, 11}.
+* `unit-{polarstar|min}-q{q}[-id]`: the routing unit alone (`--design unit`,
+  fpga.tops.RoutingUnitTop) of PolarStar q IQ d'=3 (one endpoint, so P = q + 5 lanes, one per
+  input port as in the router), arithmetic or table, for q ∈ {3, 5, 7, 11}: 104 to 1,064
+  routers. Without `-id` it is router 0's unit with its id a constant (as the FPGA network
+  builds it: a table unit is then a ROM that synthesis minimizes); with `-id` the id is an input
+  (`--id-input`: one design for every router, a table unit is a loadable RAM). The whole router
+  at those P is the router family's business (and at P = 16 it does not fit the 85F).
 
 Results are appended to OUT.json as each point finishes (a rerun skips the points already there
 unless named in `only`), and OUT.md / OUT.png are rewritten from all of them.
@@ -40,8 +45,10 @@ def points(quick: bool = False) -> dict:
     for q in UNIT_QS:
         for unit in ("polarstar", "min"):
             spec = f"polarstar:q={q},supernode=iq,degree=3"
-            pts[f"unit-{unit}-q{q}"] = FpgaConfig(board="ulx3s-85f", design="router", spec=spec, routing=unit,
-                                                  ports=q + 1 + 3 + 1, vcs=4, depth=8, flit_width=32)
+            for suffix, generic in (("", False), ("-id", True)):
+                pts[f"unit-{unit}-q{q}{suffix}"] = FpgaConfig(
+                    board="ulx3s-85f", design="unit", spec=spec, routing=unit, ports=q + 1 + 3 + 1, vcs=4, depth=8,
+                    flit_width=32, id_input=generic)
     if quick:
         keep = ("router-P4-V2-B4-W32", "router-P4-V4-B8-W64", "unit-polarstar-q3", "unit-min-q3")
         pts = {k: pts[k] for k in keep}
@@ -80,17 +87,31 @@ def run_sweep(quick: bool = False, out: str = "docs/fpga_sweep", only: str | Non
 
 
 def markdown(rows: list[dict]) -> str:
+    """Two tables: the router points, then the routing-unit points."""
     head = "| point | routing | P | V | B | W | flit bits | LUT4 | FF | DP16KD | LUTRAM | Fmax (MHz) | nextpnr router |\n" \
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-    lines = [head]
+    uhead = "| point | unit | router id | routers | lanes | LUT4 | FF | DP16KD | LUTRAM | Fmax (MHz) | nextpnr router |\n" \
+            "|---|---|---|---|---|---|---|---|---|---|---|"
+    lines, ulines = [head], [uhead]
     for r in rows:
+        unit = r["name"].startswith("unit-")
         if "error" in r:
-            lines.append(f"| {r['name']} | | | | | | | {r['error']} | | | | | |")
+            (ulines if unit else lines).append(f"| {r['name']} | | | | | {r['error']} | | | | | |" if unit else
+                                               f"| {r['name']} | | | | | | | {r['error']} | | | | | |")
             continue
-        lines.append(f"| {r['name']} | {r['routing']} | {r['ports']} | {r['vcs']} | {r['depth']} | {r['flit_width']} | "
-                     f"{r.get('flit_bits', '')} | {r.get('lut4', '')} | {r.get('ff', '')} | {r.get('bram', '')} | "
-                     f"{r.get('lutram', '')} | {r.get('fmax_mhz', '')} | {r.get('pnr_router', 'router1')} |")
-    return "\n".join(lines)
+        tail = (f"{r.get('lut4', '')} | {r.get('ff', '')} | {r.get('bram', '')} | {r.get('lutram', '')} | "
+                f"{r.get('fmax_mhz', '')} | {r.get('pnr_router', 'router1')} |")
+        if unit:
+            kind = "arithmetic" if r["routing"] == "polarstar" else f"table ({r['routing']})"
+            rid = "input" if r.get("id_input") else "constant"
+            ulines.append(f"| {r['name']} | {kind} | {rid} | {r.get('network_routers', '')} | {r.get('lanes', '')} | {tail}")
+        else:
+            lines.append(f"| {r['name']} | {r['routing']} | {r['ports']} | {r['vcs']} | {r['depth']} | "
+                         f"{r['flit_width']} | {r.get('flit_bits', '')} | {tail}")
+    out = "\n".join(lines)
+    if len(ulines) > 1:
+        out += "\n\nRouting unit alone (registered queries and answers, one lane per router port):\n\n" + "\n".join(ulines)
+    return out
 
 
 def plot(rows: list[dict], path: pathlib.Path) -> None:
@@ -125,15 +146,19 @@ def plot(rows: list[dict], path: pathlib.Path) -> None:
     a3.set_ylim(bottom=0)
     a3.set_title("Router with traffic harness: Fmax")
     units = [r for r in ok if r["name"].startswith("unit-")]
-    for unit, mk in (("polarstar", "o"), ("min", "s")):
-        pts = sorted((int(r["name"].split("-q")[1]), r["lut4"], r["fmax_mhz"]) for r in units if r["routing"] == unit)
+    for unit, generic, mk, ls in (("polarstar", False, "o", "-"), ("min", False, "s", "-"),
+                                  ("polarstar", True, "o", "--"), ("min", True, "s", "--")):
+        pts = sorted((int(r["name"].split("-q")[1].split("-")[0]), r["lut4"], r["fmax_mhz"]) for r in units
+                     if r["routing"] == unit and bool(r.get("id_input")) == generic)
         if pts:
-            label = "arithmetic PolarStar unit" if unit == "polarstar" else "table unit (min)"
-            a2.plot([p[0] for p in pts], [p[1] for p in pts], "-", marker=mk, label=label)
+            label = ("arithmetic PolarStar unit" if unit == "polarstar" else "table unit (min)") + \
+                (", id input" if generic else ", constant id")
+            a2.plot([p[0] for p in pts], [p[1] for p in pts], ls, marker=mk, label=label)
             for q, lut, f in pts:
                 a2.annotate(f"{f:.0f} MHz", (q, lut), fontsize=7, textcoords="offset points", xytext=(4, 4))
     a2.set_xlabel("PolarStar q (IQ d'=3): routers = 8(q²+q+1)")
-    a2.set_ylabel("LUT4 of the router (V=4, B=8, W=32)")
+    a2.set_ylabel("LUT4 of the unit (q + 5 lanes)")
+    a2.set_yscale("log")
     a2.set_title("Routing unit: arithmetic vs table")
     if units:
         a2.legend(fontsize=8)

@@ -1,8 +1,8 @@
 """Board-independent FPGA tops: traffic generators and checkers around the RTL, UART-controlled.
 
-Both tops are `wiring.Component`s with `uart_rx: In(1)`, `uart_tx: Out(1)`, `leds: Out(8)` and
-the constructor `(net, routing, params, *, divisor, seeds=None)`; the UART protocol and the
-report frame are in `fpga.status`. LEDs: 0 running, 1 an error was counted, 2 the routers
+All tops are `wiring.Component`s with `uart_rx: In(1)`, `uart_tx: Out(1)`, `leds: Out(8)` and
+the constructor `(net, routing, params, *, ..., seeds=None)`; the UART protocol and the
+report frame are in `fpga.status`. LEDs of the traffic tops: 0 running, 1 an error was counted, 2 the routers
 dropped a flit, 3 a generator backlog overflowed (the Python model is then no longer exact),
 4 heartbeat (clock / 2^24), 5 flit activity (stretched), 6 a report is being sent, 7 toggles on
 every received UART byte.
@@ -21,11 +21,14 @@ every received UART byte.
   per output VC, dst, hops, inter, phase). Unconnected ports get no generator. Report entry i
   = port i. Every router input is driven by LFSR-based logic and every output field reaches a
   checked counter, so synthesis keeps the whole router.
+* `RoutingUnitTop`: one router's routing unit alone between registers (the unit's own area and
+  Fmax, for the arithmetic-vs-table comparison of `pstar fpga sweep`); LEDs show a signature of
+  its answers, the UART is idle.
 """
 from __future__ import annotations
 
 import numpy as np
-from amaranth.hdl import Cat, Const, Module, Signal
+from amaranth.hdl import Cat, Const, Module, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -284,4 +287,84 @@ class RouterTrafficTop(_TrafficTop):
         return m
 
 
-__all__ = ["NetworkTrafficTop", "RouterTrafficTop", "NetworkSink"]
+class RoutingUnitTop(wiring.Component):
+    """One router's routing unit alone, for its area and Fmax (`--design unit`).
+
+    `router` = an id: the unit `RouterTrafficTop` puts in that router (`NetworkTop.unit_for`; the
+    arithmetic unit with its id tied off, a table unit as a ROM of that router's rows), as the
+    FPGA network builds it. `router` = None: the generic unit of a router whose id is an input
+    (one design for every router): the arithmetic unit reads the id, a table unit is a RAM
+    written through its `load` port. In the generic top the id and the load port come from
+    registers loaded from LFSRs, so nothing about them is known to synthesis.
+
+    The unit has the router's P lanes (one per input port). Each lane's query comes from a
+    register loaded from free-running LFSRs (one step per cycle). The answers of all lanes are
+    XOR-folded into a 32-bit rotating signature (`misr`) whose low bits drive the LEDs, so every
+    answer bit reaches a pin and synthesis keeps the whole unit; the timed paths are query
+    register -> unit -> fold (1-2 LUT levels) -> signature. The answers are not registered on
+    their own: Yosys would merge such a register into a table unit's memory (a synchronous read
+    port, block RAM), which the router's unit is not. The queries are raw LFSR bits, so some name
+    routers >= n; synthesis cannot know that, so the logic is the unit's full logic.
+    Members: `unit`, `lanes`, `queries[l]` (registers), `answers[l]` (the unit's outputs), `misr`,
+    and for the generic top `router_reg` and `load_reg` (valid + payload of the load port, or None).
+    """
+
+    @quiet_on_error
+    def __init__(self, net: Network, routing: str, params: RouterParams, *, router: int | None = 0,
+                 routing_obj=None, seeds=None):
+        if router is not None and (not isinstance(router, int) or isinstance(router, bool)
+                                   or not 0 <= router < net.num_routers):
+            raise ValueError(f"router={router!r}: must be None or a router id in 0..{net.num_routers - 1}")
+        self.plan = plan(net, routing, params, routing_obj=routing_obj)
+        self.router_id = router
+        self.lanes = self.plan.R + self.plan.p
+        self.unit = self.plan.unit_for(router)(self.lanes)
+        u = self.unit
+        self.queries = [Signal(u.query_layout, name=f"query{lane}") for lane in range(self.lanes)]
+        self.answers = [Signal(u.answer_layout, name=f"answer{lane}") for lane in range(self.lanes)]
+        regs = list(self.queries)
+        self.router_reg = self.load_reg = None
+        if router is None:
+            self.router_reg = Signal(len(u.router), name="router_id")
+            regs.append(self.router_reg)
+            if u.loadable:
+                self.load_reg = Signal(1 + u.load_layout.size, name="load")
+                regs.append(self.load_reg)
+        self._regs = regs
+        self._words = [(len(Value.cast(r)) + 31) // 32 for r in regs]
+        self.seeds = _check_common(net, params, seeds, sum(self._words))
+        self.misr = Signal(32, name="misr")
+        super().__init__({"uart_rx": In(1, init=1), "uart_tx": Out(1, init=1), "leds": Out(8)})
+
+    def elaborate(self, platform):
+        m = Module()
+        u = self.unit
+        m.submodules.unit = u
+        seeds = iter(self.seeds)
+        for i, (reg, words) in enumerate(zip(self._regs, self._words)):
+            states = []
+            for k in range(words):
+                st = Signal(32, init=next(seeds), name=f"lfsr{i}_{k}")
+                m.d.sync += st.eq(lfsr_logic(st, 1))
+                states.append(st)
+            m.d.sync += reg.eq(Cat(*states)[:len(Value.cast(reg))])
+        if self.router_reg is None:
+            m.d.comb += u.router.eq(self.router_id)
+        else:
+            m.d.comb += u.router.eq(self.router_reg)
+        if self.load_reg is not None:
+            m.d.comb += [u.load.valid.eq(self.load_reg[0]), u.load.payload.eq(self.load_reg[1:])]
+        fold = Const(0, 32)
+        for lane in range(self.lanes):
+            a = self.answers[lane]
+            m.d.comb += [u.query[lane].eq(self.queries[lane]), a.eq(u.answer[lane])]
+            bits = a.as_value()
+            for k in range(0, len(bits), 32):
+                fold = fold ^ bits[k:k + 32]
+        sig = self.misr
+        m.d.sync += sig.eq(Cat(sig[31], sig[:31]) ^ fold)
+        m.d.comb += [self.leds.eq(sig[:8]), self.uart_tx.eq(1)]
+        return m
+
+
+__all__ = ["NetworkTrafficTop", "RouterTrafficTop", "RoutingUnitTop", "NetworkSink"]

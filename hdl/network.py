@@ -119,12 +119,18 @@ class NetworkTop(wiring.Component):
     def _unit_routing(self):
         return self.routing
 
-    def make_router(self, router_id):
-        unit = self.unit_factory
+    def unit_for(self, router_id):
+        """`lanes -> RoutingUnit` of router `router_id` (None: the loadable / id-input prototype).
+        The arithmetic unit takes the id as an input (tied to a constant by the router); the
+        table units of a known router are ROMs of its rows."""
         if router_id is not None and self.routing_name != "polarstar":
-            unit = functools.partial(make_unit, self.routing_name, self.net, router=router_id,
+            return functools.partial(make_unit, self.routing_name, self.net, router=router_id,
                                      routing=self._unit_routing())
-        return Router(self.R, self.p, self.params, self.layout, unit, self.net.num_routers, self.C, router_id)
+        return self.unit_factory
+
+    def make_router(self, router_id):
+        return Router(self.R, self.p, self.params, self.layout, self.unit_for(router_id), self.net.num_routers,
+                      self.C, router_id)
 
     def table_rows(self, r: int) -> list[int]:
         """Rows of router r's routing table (what `load` must write), for loadable units."""

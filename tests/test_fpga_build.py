@@ -66,6 +66,8 @@ def cli(argv, capsys):
     (["--board", "icebreaker", "--freq", "48"], "freq="),
     (["--board", "ulx3s-85f", "--design", "network", "--vcs", "2"], "vcs"),
     (["--board", "ulx3s-85f", "--pnr-router", "router3"], "pnr-router='router3'"),
+    (["--board", "ulx3s-85f", "--id-input"], "id-input"),
+    (["--board", "ulx3s-85f", "--design", "unit", "--router", "26"], "router=26"),
 ])
 def test_bad_options_are_one_line_errors(argv, needle, capsys):
     code, out, err = cli(["fpga", "build", "polarstar:q=3,supernode=iq,degree=0", *argv, "--dry-run"], capsys)
@@ -102,9 +104,11 @@ def test_sweep_points_table_and_plot(tmp_path):
     pts = points()
     routers = [n for n in pts if n.startswith("router-")]
     units = [n for n in pts if n.startswith("unit-")]
-    assert len(routers) == 3 * 2 * 2 * 2 and len(units) == 2 * 4
+    assert len(routers) == 3 * 2 * 2 * 2 and len(units) == 2 * 4 * 2
+    assert sum(pts[n].id_input for n in units) == 8 and all(pts[n].id_input == n.endswith("-id") for n in units)
     assert {pts[n].ports for n in routers} == {4, 8, 16}
     assert all(pts[n].ports == int(pts[n].spec.split("q=")[1].split(",")[0]) + 5 for n in units)
+    assert {pts[n].design for n in units} == {"unit"} and {pts[n].design for n in routers} == {"router"}
     assert set(points(quick=True)) < set(pts)
     with pytest.raises(ParameterError, match="only='router-P5"):
         run_sweep(out=str(tmp_path / "s"), only="router-P5-V2-B4-W32")
@@ -117,7 +121,26 @@ def test_sweep_points_table_and_plot(tmp_path):
     assert "| router-P4-V2-B4-W32 | polarstar | 4 | 2 | 4 | 32 | 72 | 8493 | 2168 | 0 | 160 | 52.47 | router1 |" in table
     assert "| 52.47 | router2 |" in markdown([dict(row, pnr_router="router2")])
     assert "design does not fit: LUT4" in table
-    for rows in ([row], [row, dict(row, name="unit-min-q3", routing="min", ports=8, vcs=4, depth=8)]):
+    urow = dict(row, name="unit-min-q11", routing="min", ports=16, lanes=16, network_routers=1064, lut4=9000)
+    both = markdown([row, urow])
+    assert both.index("| router-P4-V2-B4-W32 |") < both.index("Routing unit alone") < both.index("| unit-min-q11 |")
+    assert "| unit-min-q11 | table (min) | constant | 1064 | 16 | 9000 | 2168 | 0 | 160 | 52.47 | router1 |" in both
+    assert "| table (min) | input | 1064 |" in markdown([dict(urow, name="unit-min-q11-id", id_input=True)])
+    assert "Routing unit alone" not in table
+    unit_rows = [dict(row, name=f"unit-min-q3{x}", routing="min", ports=8, lanes=8, network_routers=104, id_input=bool(x))
+                 for x in ("", "-id")]
+    for rows in ([row], [row, *unit_rows]):
         png = tmp_path / f"s{len(rows)}.png"
         plot(rows, png)
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_unit_build_to_bitstream(tmp_path):
+    """`--design unit`: the arithmetic PolarStar unit of a 26-router network alone (5 lanes), to a
+    bitstream; the whole unit survives synthesis (its answers reach the LEDs)."""
+    cfg = FpgaConfig(board="ulx3s-85f", design="unit", spec="polarstar:q=3,supernode=iq,degree=0",
+                     routing="polarstar", build_dir=str(tmp_path / "u"))
+    rep = build(cfg, progress=False)
+    assert pathlib.Path(rep["bitstream"]).stat().st_size > 100_000
+    assert rep["design"] == "unit" and rep["network_routers"] == 26 and rep["lanes"] == rep["ports"] == 5
+    assert 100 < rep["lut4"] < 5000 and rep["ff"] > 5 * 26 and rep["fmax_mhz"] > 50

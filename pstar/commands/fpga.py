@@ -1,8 +1,8 @@
 """`pstar fpga build|sweep`: FPGA prototypes through Yosys + nextpnr (YoWASP tools from PyPI).
 
-  pstar fpga build --board {ulx3s-85f,icebreaker} --design {router,network} SPEC [--routing R]
+  pstar fpga build --board {ulx3s-85f,icebreaker} --design {router,network,unit} SPEC [--routing R]
                    [--ports P] [--vcs V] [--depth B] [--flit-width W] [--freq MHZ]
-                   [--seed N] [--pnr-router {router1,router2}] [--json]
+                   [--router N] [--id-input] [--seed N] [--pnr-router {router1,router2}] [--json]
   pstar fpga sweep [--quick] [--out docs/fpga_sweep] [--only NAMES] [--pnr-router R] [--json]
 
 `build` runs the flow to a bitstream and prints LUT4, FF, BRAM, DSP use and nextpnr's maximum
@@ -40,10 +40,15 @@ def add_parser(sub):
     b.add_argument("spec", metavar="SPEC", help="topology, e.g. polarstar:q=3,supernode=iq,degree=0")
     b.add_argument("--board", required=True, metavar="BOARD", help="ulx3s-85f or icebreaker")
     b.add_argument("--design", default="router", metavar="DESIGN",
-                   help="router (one router with traffic generators on every port) or network (default router)")
+                   help="router (one router with traffic generators on every port), network, or unit "
+                        "(the router's routing unit alone; default router)")
     b.add_argument("--ports", type=int, default=None, metavar="P",
                    help="ports per router (network radix + endpoints; default: the family's endpoints)")
-    b.add_argument("--router", type=int, default=0, help="which router of SPEC the router design builds (default 0)")
+    b.add_argument("--router", type=int, default=0,
+                   help="which router of SPEC the router or unit design builds (default 0)")
+    b.add_argument("--id-input", action="store_true",
+                   help="unit design: the router id is an input, one design for every router "
+                        "(table units become a RAM loaded through the load port)")
     _common_build(b)
     b.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     s = fsub.add_parser("sweep", help="the area/Fmax table: router P, V, B, W and routing unit vs q (ECP5)")
@@ -64,10 +69,11 @@ def run(args) -> Result:
     from fpga.build import FpgaConfig, build
     cfg = FpgaConfig(board=args.board, design=args.design, spec=args.spec, routing=args.routing,
                      ports=args.ports, vcs=args.vcs, depth=args.depth, flit_width=args.flit_width,
-                     freq_mhz=args.freq, router=args.router, seed=args.seed,
+                     freq_mhz=args.freq, router=args.router, id_input=args.id_input, seed=args.seed,
                      pnr_router=args.pnr_router, build_dir=args.build_dir)
     rep = build(cfg, progress=not args.quiet, dry_run=args.dry_run)
-    keys = ["board", "design", "spec", "routing", "routers", "ports", "vcs", "depth", "flit_width", "flit_bits",
+    keys = ["board", "design", "spec", "routing", "routers", "network_routers", "lanes", "id_input", "ports", "vcs",
+            "depth", "flit_width", "flit_bits",
             "clock_mhz", "lut4", "ff", "bram", "dsp", "lutram", "lc", "fmax_mhz", "constraint_mhz", "timing_met", "seconds",
             "build_dir",
             "bitstream", "log"]
