@@ -222,7 +222,8 @@ def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False) -> dict
                 "ports": int(net.ports.max()) + int(net.endpoints.max()), "vcs": params.vcs,
                 "depth": params.depth, "flit_width": params.payload_bits,
                 "flit_bits": flit_layout(net.num_routers, int(net.endpoints.max()), params).size,
-                "clock_mhz": freq, "build_dir": str(out_dir)}
+                "clock_mhz": freq, "build_dir": str(out_dir),
+                **({"id_input": cfg.id_input} if cfg.design == "unit" else {})}
     env = tool_env(board.family)
     out_dir = pathlib.Path(cfg.build_dir) if cfg.build_dir else default_build_dir(cfg)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -110,11 +110,12 @@ def test_other_commands(cmd, spec, opts):
 @given(st.one_of(small_spec, specs()),
        st.lists(st.tuples(st.sampled_from(["--board", "--design", "--routing", "--ports", "--vcs", "--depth",
                                            "--flit-width", "--freq", "--router", "--seed"]),
-                          st.one_of(value, st.sampled_from(["ulx3s-85f", "icebreaker", "router", "network",
-                                                            "polarstar", "min"]))), max_size=5))
-def test_fpga_build_options(spec, opts):
+                          st.one_of(value, st.sampled_from(["ulx3s-85f", "icebreaker", "router", "network", "unit",
+                                                            "polarstar", "min"]))), max_size=5),
+       st.booleans())
+def test_fpga_build_options(spec, opts, id_input):
     """`pstar fpga build --dry-run`: every option is checked before any tool runs."""
-    argv = ["fpga", "build", spec, "--dry-run"]
+    argv = ["fpga", "build", spec, "--dry-run"] + (["--id-input"] if id_input else [])
     for k, v in opts:
         argv += [k, v]
     if "--board" not in argv:
