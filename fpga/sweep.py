@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import pathlib
+import re
 import sys
 
 from topologies.errors import ParameterError
@@ -31,6 +32,7 @@ from .build import FpgaConfig, build, check_pnr_router
 PORT_SPECS = {4: "polarstar:q=2,supernode=iq,degree=0", 8: "polarstar:q=3,supernode=iq,degree=3",
               16: "polarstar:q=11,supernode=iq,degree=3"}
 UNIT_QS = (3, 5, 7, 11)
+ECP5_85F_LUTS = 83640
 
 
 def points(quick: bool = False) -> dict:
@@ -110,7 +112,7 @@ def markdown(rows: list[dict]) -> str:
                          f"{r['flit_width']} | {r.get('flit_bits', '')} | {tail}")
     out = "\n".join(lines)
     if len(ulines) > 1:
-        out += "\n\nRouting unit alone (registered queries and answers, one lane per router port):\n\n" + "\n".join(ulines)
+        out += "\n\nRouting unit alone (`--design unit`: query registers -> unit -> signature register; one lane per router port):\n\n" + "\n".join(ulines)
     return out
 
 
@@ -156,6 +158,17 @@ def plot(rows: list[dict], path: pathlib.Path) -> None:
             a2.plot([p[0] for p in pts], [p[1] for p in pts], ls, marker=mk, label=label)
             for q, lut, f in pts:
                 a2.annotate(f"{f:.0f} MHz", (q, lut), fontsize=7, textcoords="offset points", xytext=(4, 4))
+    if units:
+        a2.axhline(ECP5_85F_LUTS, color="grey", lw=0.8, ls=":")
+        a2.annotate("ECP5-85F", (3, ECP5_85F_LUTS), fontsize=7, color="grey", textcoords="offset points",
+                    xytext=(0, 3))
+    for r in rows:                  # a unit that does not fit: an x at the LUT4 it needed
+        need = re.search(r"LUT4: (\d+) needed", r.get("error", ""))
+        if r["name"].startswith("unit-") and need:
+            q = int(r["name"].split("-q")[1].split("-")[0])
+            a2.plot([q], [int(need.group(1))], "kx", markersize=8)
+            a2.annotate("does not fit", (q, int(need.group(1))), fontsize=7, textcoords="offset points",
+                        xytext=(-60, -3))
     a2.set_xlabel("PolarStar q (IQ d'=3): routers = 8(q²+q+1)")
     a2.set_ylabel("LUT4 of the unit (q + 5 lanes)")
     a2.set_yscale("log")
