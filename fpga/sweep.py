@@ -88,6 +88,11 @@ def run_sweep(quick: bool = False, out: str = "docs/fpga_sweep", only: str | Non
     return rows
 
 
+def _unit_q(name: str) -> int:
+    """q of a `unit-{unit}-q{q}[-id]` point."""
+    return int(name.split("-q")[1].split("-")[0])
+
+
 def markdown(rows: list[dict]) -> str:
     """Two tables: the router points, then the routing-unit points."""
     head = "| point | routing | P | V | B | W | flit bits | LUT4 | FF | DP16KD | LUTRAM | Fmax (MHz) | nextpnr router |\n" \
@@ -97,9 +102,11 @@ def markdown(rows: list[dict]) -> str:
     lines, ulines = [head], [uhead]
     for r in rows:
         unit = r["name"].startswith("unit-")
+        if "error" in r and unit:
+            ulines.append(f"| {r['name']} | | | | | {r['error']} | | | | | |")
+            continue
         if "error" in r:
-            (ulines if unit else lines).append(f"| {r['name']} | | | | | {r['error']} | | | | | |" if unit else
-                                               f"| {r['name']} | | | | | | | {r['error']} | | | | | |")
+            lines.append(f"| {r['name']} | | | | | | | {r['error']} | | | | | |")
             continue
         tail = (f"{r.get('lut4', '')} | {r.get('ff', '')} | {r.get('bram', '')} | {r.get('lutram', '')} | "
                 f"{r.get('fmax_mhz', '')} | {r.get('pnr_router', 'router1')} |")
@@ -150,7 +157,7 @@ def plot(rows: list[dict], path: pathlib.Path) -> None:
     units = [r for r in ok if r["name"].startswith("unit-")]
     for unit, generic, mk, ls in (("polarstar", False, "o", "-"), ("min", False, "s", "-"),
                                   ("polarstar", True, "o", "--"), ("min", True, "s", "--")):
-        pts = sorted((int(r["name"].split("-q")[1].split("-")[0]), r["lut4"], r["fmax_mhz"]) for r in units
+        pts = sorted((_unit_q(r["name"]), r["lut4"], r["fmax_mhz"]) for r in units
                      if r["routing"] == unit and bool(r.get("id_input")) == generic)
         if pts:
             label = ("arithmetic PolarStar unit" if unit == "polarstar" else "table unit (min)") + \
@@ -165,7 +172,7 @@ def plot(rows: list[dict], path: pathlib.Path) -> None:
     for r in rows:                  # a unit that does not fit: an x at the LUT4 it needed
         need = re.search(r"LUT4: (\d+) needed", r.get("error", ""))
         if r["name"].startswith("unit-") and need:
-            q = int(r["name"].split("-q")[1].split("-")[0])
+            q = _unit_q(r["name"])
             a2.plot([q], [int(need.group(1))], "kx", markersize=8)
             a2.annotate("does not fit", (q, int(need.group(1))), fontsize=7, textcoords="offset points",
                         xytext=(-60, -3))

@@ -21,9 +21,9 @@ every received UART byte.
   per output VC, dst, hops, inter, phase). Unconnected ports get no generator. Report entry i
   = port i. Every router input is driven by LFSR-based logic and every output field reaches a
   checked counter, so synthesis keeps the whole router.
-* `RoutingUnitTop`: one router's routing unit alone between registers (the unit's own area and
-  Fmax, for the arithmetic-vs-table comparison of `pstar fpga sweep`); LEDs show a signature of
-  its answers, the UART is idle.
+* `RoutingUnitTop`: one router's routing unit alone, from query registers to a signature register
+  (the unit's own area and Fmax, for the arithmetic-vs-table comparison of `pstar fpga sweep`);
+  LEDs show the signature of its answers, the UART is idle.
 """
 from __future__ import annotations
 

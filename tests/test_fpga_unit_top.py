@@ -9,30 +9,11 @@ from amaranth.sim import Simulator
 
 from fpga.build import FpgaConfig, validate
 from fpga.tops import RoutingUnitTop
-from routing_logic.base import EJECT, RouteState
 from sim.params import RouterParams
+from test_hdl_routing import want_of
 from topologies import build
 
 SPEC = "polarstar:q=3,supernode=iq,degree=3"      # 104 routers, R = 7, one endpoint: 8 lanes
-
-
-def golden(routing, router, q):
-    """(mask, {port: priority}) of routing_logic for query q at `router`; mask 0 at the destination."""
-    cands = routing.route(router, RouteState(q["src"], q["dst"], q["hops"], phase=q["phase"]))
-    if cands[0].port == EJECT:
-        return 0, {}
-    mask = 0
-    for c in cands:                       # a port can appear once per VC class it may use
-        mask |= 1 << c.port
-    return mask, {c.port: c.priority for c in cands}
-
-
-def fields(layout, value):
-    out = {}
-    for name, f in layout:
-        width = f.shape.width if hasattr(f.shape, "width") else f.width
-        out[name] = (value >> f.offset) & ((1 << width) - 1)
-    return out
 
 
 def simulate(top, cycles):
@@ -79,10 +60,10 @@ def test_unit_top_answers_are_routing_logic(routing):
     checked, nonzero, dsts = 0, 0, set()
     for t, now in enumerate(trace):
         for lane, (qv, av) in enumerate(zip(now["q"], now["a"])):
-            q = fields(u.query_layout, qv)
-            if q["src"] >= n or q["dst"] >= n:
+            q = u.query_layout.from_bits(qv)
+            if q.src >= n or q.dst >= n:
                 continue                    # not a router: the unit's answer is unspecified
-            want_mask, want_prio = golden(routing_obj, 5, q)
+            want_mask, want_prio = want_of(routing_obj, 5, q.src, q.dst, q.hops, q.phase)
             mask = av & ((1 << R) - 1)
             assert mask == want_mask, (t, lane, q, mask, want_mask)
             for p, pr in want_prio.items():
@@ -90,7 +71,7 @@ def test_unit_top_answers_are_routing_logic(routing):
                     assert (av >> (R + p * pb)) & ((1 << pb) - 1) == pr, (t, lane, q, p)
             checked += 1
             nonzero += mask != 0
-            dsts.add(q["dst"])
+            dsts.add(q.dst)
     assert checked > 300 and nonzero > checked // 2 and len(dsts) > 50, (checked, nonzero, len(dsts))
 
 
@@ -108,17 +89,18 @@ def test_unit_top_with_the_router_id_as_input(routing):
     checked, ids, writes = 0, set(), 0
     for t, now in enumerate(trace):
         for qv, av in zip(now["q"], now["a"]):
-            q = fields(u.query_layout, qv)
-            if q["src"] >= n or q["dst"] >= n or now["router"] >= n:
+            q = u.query_layout.from_bits(qv)
+            if q.src >= n or q.dst >= n or now["router"] >= n:
                 continue
-            want = golden(routing_obj, now["router"], q)[0] if routing == "polarstar" else rows[q["dst"]]
+            want = (want_of(routing_obj, now["router"], q.src, q.dst, q.hops, q.phase)[0] if routing == "polarstar"
+                    else rows[q.dst])
             assert av & ((1 << R) - 1) == want, (t, q, now["router"])
             checked += 1
             ids.add(now["router"])
         if routing == "min" and now["load"] & 1:
-            load = fields(u.load_layout, now["load"] >> 1)
-            if load["addr"] < n:
-                rows[load["addr"]] = load["data"]
+            load = u.load_layout.from_bits(now["load"] >> 1)
+            if load.addr < n:
+                rows[load.addr] = load.data
                 writes += 1
     assert checked > 200 and len(ids) > 20 and (routing != "min" or writes > 20), (checked, len(ids), writes)
 
