@@ -15,7 +15,10 @@ traffic generators and checkers on every port, fpga/tops.py) at a 100 MHz constr
   at those P is the router family's business (and at P = 16 it does not fit the 85F).
 
 Results are appended to OUT.json as each point finishes (a rerun skips the points already there
-unless named in `only`), and OUT.md / OUT.png are rewritten from all of them.
+unless named in `only`), and OUT.md / OUT.png are rewritten from all of them. A router point
+that cannot fit because a measured point with the same P and no more VCs, buffer depth or flit
+width already did not (`implied_misfit`) is not built: its row names the measured point. Points
+neither built nor implied are listed as not built, so the table always shows every point.
 """
 from __future__ import annotations
 
@@ -58,8 +61,12 @@ def points(quick: bool = False) -> dict:
 
 
 def run_sweep(quick: bool = False, out: str = "docs/fpga_sweep", only: str | None = None,
-              pnr_router: str = "router1") -> list[dict]:
+              pnr_router: str = "router1", no_build: bool = False) -> list[dict]:
+    """Build the missing points (or those named in `only`) and rewrite OUT.md / OUT.png;
+    `no_build`: only rewrite the table and the plot from OUT.json."""
     check_pnr_router(pnr_router)     # before any point is built, not as an error row in every point
+    if no_build and only:
+        raise ParameterError(f"only={only!r}: names points to build, and no-build builds none")
     pts = {n: dataclasses.replace(c, pnr_router=pnr_router) for n, c in points(quick).items()}
     names = [s.strip() for s in only.split(",")] if only else None
     if names:
@@ -70,8 +77,12 @@ def run_sweep(quick: bool = False, out: str = "docs/fpga_sweep", only: str | Non
     out.parent.mkdir(parents=True, exist_ok=True)
     path = out.with_suffix(".json")
     done = json.loads(path.read_text()) if path.exists() else {}
-    todo = [n for n in pts if (names is None and n not in done) or (names is not None and n in names)]
+    todo = [] if no_build else [n for n in pts if (names is None and n not in done) or (names is not None and n in names)]
     for i, name in enumerate(todo):
+        implied = implied_misfit(name, done) if names is None else None
+        if implied:
+            sys.stderr.write(f"[sweep] {i + 1}/{len(todo)} {name}: skipped, cannot fit ({implied} does not)\n")
+            continue
         sys.stderr.write(f"[sweep] {i + 1}/{len(todo)} {name}\n")
         try:
             rep = build(pts[name], progress=True)
@@ -81,10 +92,51 @@ def run_sweep(quick: bool = False, out: str = "docs/fpga_sweep", only: str | Non
         rep["name"] = name
         done[name] = rep
         path.write_text(json.dumps(done, indent=1, sort_keys=True))
-    rows = [done[n] for n in pts if n in done]
+    rows = table_rows(pts, done)
     out.with_suffix(".md").write_text(markdown(rows) + "\n")
-    if rows:
-        plot(rows, out.with_suffix(".png"))
+    plot(rows, out.with_suffix(".png"))
+    return rows
+
+
+def _router_size(name: str):
+    """(P, V, B, W) of a `router-P{P}-V{V}-B{B}-W{W}` point, None for other points."""
+    m = re.fullmatch(r"router-P(\d+)-V(\d+)-B(\d+)-W(\d+)", name)
+    return tuple(map(int, m.groups())) if m else None
+
+
+def _misfit(row: dict) -> bool:
+    return "does not fit" in row.get("error", "") and "implied_by" not in row
+
+
+def implied_misfit(name: str, done: dict) -> str | None:
+    """The measured router point that shows `name` cannot fit the device, or None: one with the
+    same P whose V, B and W are each at most `name`'s and whose build stopped with "does not fit".
+    Such a router has all of that one's logic and more (more VCs: more buffers and allocator
+    inputs; deeper buffers; wider flits), so it cannot fit either."""
+    size = _router_size(name)
+    if size is None:
+        return None
+    for other, row in done.items():
+        o = _router_size(other)
+        if o and other != name and o[0] == size[0] and all(a <= b for a, b in zip(o[1:], size[1:])) and _misfit(row):
+            return other
+    return None
+
+
+def table_rows(pts, done: dict) -> list[dict]:
+    """One row per point of `pts` (names, in table order): its measured row if built, else a row
+    saying that it cannot fit (`implied_misfit`) or that it is not built yet."""
+    rows = []
+    for n in pts:
+        if n in done:
+            rows.append(done[n])
+        elif implied := implied_misfit(n, done):
+            need = re.search(r"(\w+): (\d+) needed", done[implied]["error"])
+            why = f" ({need.group(1)}: {need.group(2)} needed)" if need else ""
+            rows.append({"name": n, "implied_by": implied,
+                         "error": f"does not fit: not built, larger than {implied}{why}"})
+        else:
+            rows.append({"name": n, "not_built": True, "error": "not built yet (`pstar fpga sweep` builds it)"})
     return rows
 
 
@@ -140,7 +192,9 @@ def plot(rows: list[dict], path: pathlib.Path) -> None:
                     label = f"V={V} B={B} W={W}"
                     a1.plot([p[0] for p in pts], [p[1] for p in pts], ls, marker=mk, label=label)
                     a3.plot([p[0] for p in pts], [p[2] for p in pts], ls, marker=mk, label=label)
-    ports = sorted({r["ports"] for r in routers})
+    misfits = [(_router_size(r["name"])[0], int(need.group(1)), r["name"]) for r in rows
+               if _router_size(r["name"]) and _misfit(r) and (need := re.search(r"LUT4: (\d+) needed", r["error"]))]
+    ports = sorted({r["ports"] for r in routers} | {P for P, _, _ in misfits})
     for ax in (a1, a3):
         ax.set_xlabel("router ports P")
         ax.set_xscale("log", base=2)
@@ -169,6 +223,11 @@ def plot(rows: list[dict], path: pathlib.Path) -> None:
         a2.axhline(ECP5_85F_LUTS, color="grey", lw=0.8, ls=":")
         a2.annotate("ECP5-85F", (3, ECP5_85F_LUTS), fontsize=7, color="grey", textcoords="offset points",
                     xytext=(0, 3))
+    for P, need, name in misfits:   # a measured router that does not fit: an x at the LUT4 it needed
+        a1.plot([P], [need], "kx", markersize=8)
+        a1.annotate(f"{name[7:]}: does not fit", (P, need), fontsize=7, textcoords="offset points", xytext=(-110, -3))
+    if routers or misfits:
+        a1.axhline(ECP5_85F_LUTS, color="grey", lw=0.8, ls=":")
     for r in rows:                  # a unit that does not fit: an x at the LUT4 it needed
         need = re.search(r"LUT4: (\d+) needed", r.get("error", ""))
         if r["name"].startswith("unit-") and need:
@@ -190,4 +249,4 @@ def plot(rows: list[dict], path: pathlib.Path) -> None:
     plt.close(fig)
 
 
-__all__ = ["markdown", "points", "run_sweep"]
+__all__ = ["implied_misfit", "markdown", "points", "run_sweep", "table_rows"]

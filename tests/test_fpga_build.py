@@ -135,6 +135,52 @@ def test_sweep_points_table_and_plot(tmp_path):
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_sweep_skips_points_a_measured_misfit_implies(tmp_path, monkeypatch):
+    """A router point with the same P and no fewer VCs, no shallower buffers and no narrower flits
+    than a measured "does not fit" is not built; its row names that point; other points are."""
+    import json
+
+    import fpga.sweep as sweep
+    pts = sweep.points()
+    miss = "design does not fit: LUT4: 120000 needed, the device has 83640 (log: x)"
+    done = {n: dict(name=n, routing=c.routing, ports=c.ports, vcs=c.vcs, depth=c.depth, flit_width=c.flit_width,
+                    lut4=1, fmax_mhz=40.0) for n, c in pts.items() if not n.startswith(("router-P16", "router-P8-V4"))}
+    done["router-P16-V2-B8-W32"] = {"name": "router-P16-V2-B8-W32", "error": miss}
+    done["router-P8-V4-B4-W32"] = {"name": "router-P8-V4-B4-W32", "error": "nextpnr: no route (log: x)"}
+    assert sweep.implied_misfit("router-P16-V4-B8-W64", done) == "router-P16-V2-B8-W32"
+    assert sweep.implied_misfit("router-P16-V2-B8-W64", done) == "router-P16-V2-B8-W32"
+    for n in ("router-P16-V2-B4-W32", "router-P16-V4-B4-W64", "router-P16-V2-B8-W32", "router-P8-V4-B8-W64",
+              "unit-min-q3", "router-P4-V2-B8-W32"):
+        assert sweep.implied_misfit(n, done) is None, n      # smaller in B, itself, other P, not a misfit
+    (tmp_path / "s.json").write_text(json.dumps(done))
+    built = []
+
+    def fake_build(cfg, progress=True):
+        built.append((cfg.ports, cfg.vcs, cfg.depth, cfg.flit_width))
+        return {"lut4": 2, "design": cfg.design, "routing": cfg.routing, "ports": cfg.ports, "vcs": cfg.vcs,
+                "depth": cfg.depth, "flit_width": cfg.flit_width, "fmax_mhz": 40.0, "ff": 1}
+
+    monkeypatch.setattr(sweep, "build", fake_build)
+    monkeypatch.setattr(sweep, "plot", lambda rows, path: None)
+    assert len(sweep.run_sweep(out=str(tmp_path / "s"), no_build=True)) == len(pts) and built == []
+    assert "| router-P16-V2-B4-W32 | | | | | | | not built yet" in (tmp_path / "s.md").read_text()
+    with pytest.raises(ParameterError, match="only='router-P4-V2-B4-W32'"):
+        sweep.run_sweep(out=str(tmp_path / "s"), only="router-P4-V2-B4-W32", no_build=True)
+    rows = sweep.run_sweep(out=str(tmp_path / "s"))
+    assert sorted(built) == sorted([(16, 2, 4, 32), (16, 2, 4, 64), (16, 4, 4, 32), (16, 4, 4, 64),
+                                    (8, 4, 4, 64), (8, 4, 8, 32), (8, 4, 8, 64)])
+    by = {r["name"]: r for r in rows}
+    assert [r["name"] for r in rows] == list(pts)
+    implied = {n for n, r in by.items() if "implied_by" in r}
+    assert implied == {"router-P16-V2-B8-W64", "router-P16-V4-B8-W32", "router-P16-V4-B8-W64"}
+    assert "router-P16-V2-B8-W64" not in json.loads((tmp_path / "s.json").read_text())
+    table = (tmp_path / "s.md").read_text()
+    assert "| router-P16-V4-B8-W64 | | | | | | | does not fit: not built, larger than router-P16-V2-B8-W32 " \
+           "(LUT4: 120000 needed) |" in table
+    later = sweep.table_rows(["router-P16-V4-B4-W32", "router-P4-V4-B4-W32"], {})
+    assert all(r.get("not_built") and "not built yet" in r["error"] for r in later)
+
+
 def test_unit_build_to_bitstream(tmp_path):
     """`--design unit --id-input`: the arithmetic PolarStar unit of a 26-router network (5 lanes,
     the id an input) alone, to a bitstream. Measured 602 LUT4; the same top with the id a constant

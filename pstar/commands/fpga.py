@@ -3,7 +3,7 @@
   pstar fpga build --board {ulx3s-85f,icebreaker} --design {router,network,unit} SPEC [--routing R]
                    [--ports P] [--vcs V] [--depth B] [--flit-width W] [--freq MHZ]
                    [--router N] [--id-input] [--seed N] [--pnr-router {router1,router2}] [--json]
-  pstar fpga sweep [--quick] [--out docs/fpga_sweep] [--only NAMES] [--pnr-router R] [--json]
+  pstar fpga sweep [--quick] [--out docs/fpga_sweep] [--only NAMES | --no-build] [--pnr-router R] [--json]
 
 `build` runs the flow to a bitstream and prints LUT4, FF, BRAM, DSP use and nextpnr's maximum
 frequency; `sweep` builds the area/Fmax table of docs/fpga.md (fpga/sweep.py).
@@ -55,6 +55,7 @@ def add_parser(sub):
     s.add_argument("--quick", action="store_true", help="a few small points only")
     s.add_argument("--out", default="docs/fpga_sweep", help="write OUT.json, OUT.md and OUT.png (default docs/fpga_sweep)")
     s.add_argument("--only", default=None, help="comma-separated point names to (re)build")
+    s.add_argument("--no-build", action="store_true", help="build nothing: rewrite OUT.md and OUT.png from OUT.json")
     _pnr_router(s)
     s.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     return p
@@ -63,7 +64,8 @@ def add_parser(sub):
 def run(args) -> Result:
     if args.fpga_command == "sweep":
         from fpga.sweep import run_sweep
-        rows = run_sweep(quick=args.quick, out=args.out, only=args.only, pnr_router=args.pnr_router)
+        rows = run_sweep(quick=args.quick, out=args.out, only=args.only, pnr_router=args.pnr_router,
+                         no_build=args.no_build)
         from fpga.sweep import markdown
         return Result({"points": rows, "out": args.out}, markdown(rows))
     from fpga.build import FpgaConfig, build
