@@ -79,7 +79,7 @@ def bench_cosim(cycles, routings, engines=("cocotb",), threads=1):
                 if engine == "cocotb":
                     _cosim_cocotb(spec, routing, vcs, cycles)
                 else:
-                    _cosim_replay(spec, routing, vcs, cycles, engine, threads)
+                    _cosim_replay(spec, routing, vcs, cycles, engine, threads if engine == "netlist" else 1)
 
 
 def _cosim_replay(spec, routing, vcs, cycles, engine, threads):

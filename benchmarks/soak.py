@@ -104,6 +104,8 @@ def main():
         ap.error(f"--cycles {args.cycles}: must be >= 1")
     if args.what == "rtl" and args.threads < 1:
         ap.error(f"--threads {args.threads}: must be >= 1")
+    if args.what == "rtl" and args.engine == "top" and args.threads != 1:
+        ap.error(f"--threads {args.threads}: the top engine runs on one thread (use --engine netlist)")
     if args.what == "model":
         for routing in args.routing:
             for load in args.loads:

@@ -90,6 +90,10 @@ def test_netlist_engine_refuses_other_link_latency():
         netlist_header(top)
     with pytest.raises(ValueError, match="engine='x': allowed: netlist, top"):
         replay(PS26, "min", 4, 0.5, 10, engine="x")
+    with pytest.raises(ValueError, match="threads=0: must be an integer >= 1"):
+        replay(PS26, "min", 4, 0.5, 10, threads=0)
+    with pytest.raises(ValueError, match="threads=2: engine='top' runs on one thread"):
+        replay(PS26, "min", 4, 0.5, 10, engine="top", threads=2)
 
 
 def test_replay_names_a_moved_flit():

@@ -232,6 +232,10 @@ def replay(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: in
     and drop matched."""
     if engine not in ENGINES:
         raise ValueError(f"engine={engine!r}: allowed: {', '.join(ENGINES)}")
+    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
+        raise ValueError(f"threads={threads!r}: must be an integer >= 1")
+    if engine == "top" and threads != 1:
+        raise ValueError(f"threads={threads}: engine='top' runs on one thread; threads > 1 needs engine='netlist'")
     net = build(spec)
     model_net = model_net or (net.without_links(fraction=fail, seed=seed) if fail else net)
     params = RouterParams(vcs=vcs)
