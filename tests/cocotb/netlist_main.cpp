@@ -143,10 +143,7 @@ int main(int argc, char** argv) {
         if (T > 1) done.wait();
     };
 
-    uint32_t last_dropped = 0;
-    std::vector<uint8_t> out;
-    auto put = [](std::vector<uint8_t>& v, const void* p, size_t len) {
-        const uint8_t* b = (const uint8_t*)p; v.insert(v.end(), b, b + len); };
+    u32 last_dropped = 0;
     int status = 0;
     for (;;) {
         int cmd = fgetc(stdin);
@@ -171,53 +168,25 @@ int main(int argc, char** argv) {
             continue;
         }
         if (cmd != 'R') { fprintf(stderr, "netlist: unknown command %d\n", cmd); status = 3; break; }
-        int64_t t0 = read_val<int64_t>(), cycles = read_val<int64_t>(), n = read_val<int64_t>();
-        std::vector<int32_t> rc, re;
-        std::vector<u32> rw;
-        read_sends(n, NW, rc, re, rw);
-        std::vector<uint8_t> ej, cr, dr;
-        int64_t ne = 0, nc = 0, nd = 0, k = 0;
-        for (int64_t t = t0; t < t0 + cycles; t++) {
-            run_phase(1);
-            int32_t arrival = int32_t(t + 1);
-            for (int e = 0; e < PS_E; e++) {
-                size_t s = size_t(ps_endpoints[e][0]) * PS_P + ps_endpoints[e][1];
-                if (net.fv[s]) {
-                    put(ej, &arrival, 4); put(ej, &e, 4); put(ej, &net.fw[s * NW], 4 * NW);
-                    ne++;
+        status = run_chunk("netlist", NW,
+            [&](int64_t t, Answer& a) {
+                run_phase(1);
+                for (int e = 0; e < PS_E; e++) {
+                    size_t s = size_t(ps_endpoints[e][0]) * PS_P + ps_endpoints[e][1];
+                    if (net.fv[s]) a.eject(int32_t(t + 1), e, &net.fw[s * NW], NW);
+                    if (net.cv[s]) a.credit(int32_t(t + 1), e, int32_t(net.cvc[s]));
                 }
-                if (net.cv[s]) {
-                    int32_t v = int32_t(net.cvc[s]);
-                    put(cr, &arrival, 4); put(cr, &e, 4); put(cr, &v, 4);
-                    nc++;
-                }
-            }
-            u32 d = 0;
-            for (int i = 0; i < PS_N; i++) d += net.r[i]->dropped;
-            if (d != last_dropped) {
-                int32_t tt = int32_t(t), dd = int32_t(d);
-                put(dr, &tt, 4); put(dr, &dd, 4);
-                nd++;
-                last_dropped = d;
-            }
-            std::fill(net.iv.begin(), net.iv.end(), 0);
-            for (; k < n && rc[k] == t; k++) {
-                int e = re[k];
+                u32 d = 0;
+                for (int i = 0; i < PS_N; i++) d += net.r[i]->dropped;
+                a.dropped(t, d, last_dropped);
+            },
+            [&]() { std::fill(net.iv.begin(), net.iv.end(), 0); },
+            [&](int e, const u32* words) {
                 net.iv[e] = 1;
-                memcpy(&net.iw[size_t(e) * NW], &rw[size_t(k) * NW], 4 * NW);
-            }
-            if (k < n && rc[k] < t) { fprintf(stderr, "netlist: records not sorted by cycle\n"); status = 3; break; }
-            run_phase(2);
-        }
+                memcpy(&net.iw[size_t(e) * NW], words, 4 * NW);
+            },
+            [&]() { run_phase(2); });
         if (status) break;
-        if (k != n) { fprintf(stderr, "netlist: %lld records outside the chunk\n", (long long)(n - k)); status = 3; break; }
-        out.clear();
-        put(out, &ne, 8); put(out, &nc, 8); put(out, &nd, 8);
-        out.insert(out.end(), ej.begin(), ej.end());
-        out.insert(out.end(), cr.begin(), cr.end());
-        out.insert(out.end(), dr.begin(), dr.end());
-        fwrite(out.data(), 1, out.size(), stdout);
-        fflush(stdout);
     }
     if (T > 1) { phase.store(3, std::memory_order_release); go.wait(); }
     for (auto& w : workers) w.join();

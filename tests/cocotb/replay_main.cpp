@@ -42,10 +42,7 @@ int main(int argc, char** argv) {
     tick(); tick();
     top->rst = 0;
     top->eval();
-    uint32_t last_dropped = 0;
-
-    std::vector<uint8_t> out;
-    auto put = [&](const void* p, size_t n) { const uint8_t* b = (const uint8_t*)p; out.insert(out.end(), b, b + n); };
+    u32 last_dropped = 0;
 
     for (;;) {
         int cmd = fgetc(stdin);
@@ -72,63 +69,39 @@ int main(int argc, char** argv) {
             continue;
         }
         if (cmd != 'R') { fprintf(stderr, "replay: unknown command %d\n", cmd); return 3; }
-        int64_t t0 = read_val<int64_t>(), cycles = read_val<int64_t>(), n = read_val<int64_t>();
-        std::vector<int32_t> rc, re;
-        std::vector<u32> rw;
-        read_sends(n, NW, rc, re, rw);
-        std::vector<uint8_t> ej, cr, dr;
-        int64_t ne = 0, nc = 0, nd = 0, k = 0;
-        auto put_to = [](std::vector<uint8_t>& v, const void* p, size_t len) {
-            const uint8_t* b = (const uint8_t*)p; v.insert(v.end(), b, b + len); };
-        for (int64_t t = t0; t < t0 + cycles; t++) {
-            // outputs of cycle t
-            int32_t arrival = int32_t(t + 1);
-            get_words(top->eject_valid, ev.data());
-            get_words(top->eject_data, edata.data());
-            get_words(top->credit_valid, cv.data());
-            get_words(top->credit_vc, cd.data());
-            for (int e = 0; e < E; e++) {
-                if ((ev[e >> 5] >> (e & 31)) & 1) {
-                    extract(edata.data(), ED, e * W, W, flit.data());
-                    put_to(ej, &arrival, 4); put_to(ej, &e, 4); put_to(ej, flit.data(), 4 * NW);
-                    ne++;
+        int status = run_chunk("replay", NW,
+            [&](int64_t t, Answer& a) {             // outputs of cycle t
+                get_words(top->eject_valid, ev.data());
+                get_words(top->eject_data, edata.data());
+                get_words(top->credit_valid, cv.data());
+                get_words(top->credit_vc, cd.data());
+                for (int e = 0; e < E; e++) {
+                    if ((ev[e >> 5] >> (e & 31)) & 1) {
+                        extract(edata.data(), ED, e * W, W, flit.data());
+                        a.eject(int32_t(t + 1), e, flit.data(), NW);
+                    }
+                    if ((cv[e >> 5] >> (e & 31)) & 1) {
+                        u32 vc = 0;
+                        extract(cd.data(), CD, e * VB, VB, &vc);
+                        a.credit(int32_t(t + 1), e, int32_t(vc));
+                    }
                 }
-                if ((cv[e >> 5] >> (e & 31)) & 1) {
-                    u32 vc = 0;
-                    extract(cd.data(), CD, e * VB, VB, &vc);
-                    int32_t v = int32_t(vc);
-                    put_to(cr, &arrival, 4); put_to(cr, &e, 4); put_to(cr, &v, 4);
-                    nc++;
-                }
-            }
-            u32 d = top->dropped;
-            if (d != last_dropped) {
-                int32_t tt = int32_t(t), dd = int32_t(d);
-                put_to(dr, &tt, 4); put_to(dr, &dd, 4);
-                nd++;
-                last_dropped = d;
-            }
-            // inputs of cycle t
-            std::fill(iv.begin(), iv.end(), 0);
-            std::fill(idata.begin(), idata.end(), 0);
-            for (; k < n && rc[k] == t; k++) {
-                int e = re[k];
+                a.dropped(t, top->dropped, last_dropped);
+            },
+            [&]() {
+                std::fill(iv.begin(), iv.end(), 0);
+                std::fill(idata.begin(), idata.end(), 0);
+            },
+            [&](int e, const u32* words) {
                 iv[e >> 5] |= 1u << (e & 31);
-                insert(idata.data(), e * W, W, &rw[size_t(k) * NW]);
-            }
-            if (k < n && rc[k] < t) { fprintf(stderr, "replay: records not sorted by cycle\n"); return 3; }
-            set_words(top->inject_valid, iv.data());
-            set_words(top->inject_data, idata.data());
-            tick();             // the inputs settle in the same eval, before the edge (Verilator's ico region)
-        }
-        if (k != n) { fprintf(stderr, "replay: %lld records outside the chunk\n", (long long)(n - k)); return 3; }
-        out.clear();
-        put(&ne, 8); put(&nc, 8); put(&nd, 8);
-        out.insert(out.end(), ej.begin(), ej.end());
-        out.insert(out.end(), cr.begin(), cr.end());
-        out.insert(out.end(), dr.begin(), dr.end());
-        fwrite(out.data(), 1, out.size(), stdout);
-        fflush(stdout);
+                insert(idata.data(), e * W, W, words);
+            },
+            [&]() {
+                set_words(top->inject_valid, iv.data());
+                set_words(top->inject_data, idata.data());
+                tick();             // the inputs settle in the same eval, before the edge (Verilator's ico region)
+            });
+        if (status) return status;
     }
     top->final();
     delete top;

@@ -1,5 +1,6 @@
 // Helpers shared by the replay harnesses (replay_main.cpp, netlist_main.cpp): Verilated port
-// values <-> little-endian 32-bit words, bit slices of word arrays, the stdin protocol reads.
+// values <-> little-endian 32-bit words, bit slices of word arrays, the stdin protocol reads, and
+// the 'R' command (`run_chunk`), which both harnesses run the same way around their own network.
 #pragma once
 #include <cstdint>
 #include <cstdio>
@@ -78,4 +79,65 @@ static void read_sends(int64_t n, int nw, std::vector<int32_t>& cycle, std::vect
         endpoint[k] = read_val<int32_t>();
         read_exact(&words[size_t(k) * nw], 4 * nw);
     }
+}
+
+// The answer to one 'R' command, collected cycle by cycle (the protocol of replay_main.cpp).
+struct Answer {
+    std::vector<uint8_t> ej, cr, dr;
+    int64_t ne = 0, nc = 0, nd = 0;
+
+    static void put(std::vector<uint8_t>& v, const void* p, size_t len) {
+        const uint8_t* b = (const uint8_t*)p;
+        v.insert(v.end(), b, b + len);
+    }
+    void eject(int32_t arrival, int32_t e, const u32* words, int nw) {
+        put(ej, &arrival, 4); put(ej, &e, 4); put(ej, words, 4 * size_t(nw));
+        ne++;
+    }
+    void credit(int32_t arrival, int32_t e, int32_t vc) {
+        put(cr, &arrival, 4); put(cr, &e, 4); put(cr, &vc, 4);
+        nc++;
+    }
+    // the network's dropped count read in cycle t; recorded when it differs from `last`
+    void dropped(int64_t t, u32 d, u32& last) {
+        if (d == last) return;
+        int32_t tt = int32_t(t), dd = int32_t(d);
+        put(dr, &tt, 4); put(dr, &dd, 4);
+        nd++;
+        last = d;
+    }
+    void write() const {
+        std::vector<uint8_t> out;
+        put(out, &ne, 8); put(out, &nc, 8); put(out, &nd, 8);
+        out.insert(out.end(), ej.begin(), ej.end());
+        out.insert(out.end(), cr.begin(), cr.end());
+        out.insert(out.end(), dr.begin(), dr.end());
+        fwrite(out.data(), 1, out.size(), stdout);
+        fflush(stdout);
+    }
+};
+
+// One 'R' command after its letter: reads t0, cycles and the sends, then for each cycle t of the
+// chunk calls outputs(t, answer) (record what the network gives the endpoints in cycle t), clear()
+// and send(endpoint, words) for each of cycle t's sends (the endpoint inputs of cycle t), and
+// step() (apply them and clock the network once). Then writes the answer. Returns 0, or 3 after
+// saying why on stderr (`who`: the harness's name).
+template <class Outputs, class Clear, class Send, class Step>
+int run_chunk(const char* who, int nw, Outputs outputs, Clear clear, Send send, Step step) {
+    int64_t t0 = read_val<int64_t>(), cycles = read_val<int64_t>(), n = read_val<int64_t>();
+    std::vector<int32_t> rc, re;
+    std::vector<u32> rw;
+    read_sends(n, nw, rc, re, rw);
+    Answer answer;
+    int64_t k = 0;
+    for (int64_t t = t0; t < t0 + cycles; t++) {
+        outputs(t, answer);
+        clear();
+        for (; k < n && rc[k] == t; k++) send(re[k], &rw[size_t(k) * nw]);
+        if (k < n && rc[k] < t) { fprintf(stderr, "%s: records not sorted by cycle\n", who); return 3; }
+        step();
+    }
+    if (k != n) { fprintf(stderr, "%s: %lld records outside the chunk\n", who, (long long)(n - k)); return 3; }
+    answer.write();
+    return 0;
 }
