@@ -39,6 +39,7 @@ from sim.params import RouterParams
 from .arbiter import RoundRobinArbiter, RoundRobinPick, one_hot_index
 from .buffer import VCBuffer
 from .checks import quiet_on_error
+from .crossbar import Crossbar
 from .gf import index2
 from .routing_units import RoutingUnit
 
@@ -389,33 +390,23 @@ class Router(wiring.Component):
             m.d.comb += [out_arb[o].commit.eq(out_valid[o]), out_arb[o].commit_index.eq(out_src[o])]
 
         # ---- traversal ----------------------------------------------------------------------
-        sel_flit, sel_o, sel_w = [], [], []
+        m.submodules.xbar = xbar = Crossbar(P, V, self.layout)
         for i in range(P):
-            sf = Signal(self.layout, name=f"sel_flit_{i}")
-            so = Signal(ob, name=f"sel_o_{i}")
-            sw = Signal(wb, name=f"sel_w_{i}")
-            if V > 1:
-                m.d.comb += [sf.eq(Array([fronts[i][v].flit.as_value() for v in range(V)])[sent_v[i]]),
-                             so.eq(Array(alloc_o[i])[sent_v[i]]), sw.eq(Array(alloc_w[i])[sent_v[i]])]
-            else:
-                m.d.comb += [sf.eq(fronts[i][0].flit), so.eq(alloc_o[i][0]), sw.eq(alloc_w[i][0])]
-            sel_flit.append(sf)
-            sel_o.append(so)
-            sel_w.append(sw)
-        out_w = []
+            m.d.comb += xbar.in_vc[i].eq(sent_v[i])
+            for v in range(V):
+                m.d.comb += [xbar.front[i][v].eq(fronts[i][v].flit), xbar.alloc_w[i][v].eq(alloc_w[i][v])]
+        sel_flit = xbar.in_flit
+        out_w = xbar.out_vc
         out_tail = []
         for o in range(P):
-            src = out_src[o]
-            fl = Signal(self.layout, name=f"xbar_{o}")
-            ow = Signal(wb, name=f"out_w_{o}")
-            m.d.comb += [fl.eq(Array([x.as_value() for x in sel_flit])[src]), ow.eq(Array(sel_w)[src])]
+            fl = xbar.out_flit[o]
+            m.d.comb += xbar.src[o].eq(out_src[o])
             out = self.flit_out[o].payload
-            m.d.comb += [out.eq(fl), out.vc.eq(ow), self.flit_out[o].valid.eq(out_valid[o])]
+            m.d.comb += [out.eq(fl), out.vc.eq(out_w[o]), self.flit_out[o].valid.eq(out_valid[o])]
             if o < R:
                 hmax = (1 << HOPS_BITS) - 1
                 with m.If(fl.head):
                     m.d.comb += out.hops.eq(Mux(fl.hops == hmax, hmax, fl.hops + 1))
-            out_w.append(ow)
             out_tail.append(out_valid[o] & fl.tail)
 
         # credits of network outputs
