@@ -54,6 +54,7 @@ class FpgaConfig:
     id_input: bool = False           # unit design: the router id is an input (table units: a loadable RAM)
     seed: int = 1                    # nextpnr placement seed
     pnr_router: str = "router1"      # nextpnr's router; router2 converges on congested large designs
+    wide_luts: bool = True           # ECP5: False maps with `synth_ecp5 -nowidelut` (LUT4s only, no PFUMX/L6MUX)
     build_dir: str | None = None
 
     def key(self) -> str:
@@ -63,6 +64,8 @@ class FpgaConfig:
             d.pop("pnr_router")
         if not d["id_input"]:
             d.pop("id_input")
+        if d["wide_luts"]:
+            d.pop("wide_luts")
         return hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:10]
 
 
@@ -107,6 +110,8 @@ def validate(cfg: FpgaConfig):
     if net.num_endpoints < 1:
         raise ParameterError(f"ports: {cfg.spec} has no endpoints; give --ports > {R}")
     _int("router", cfg.router, 0, net.num_routers - 1)
+    if not cfg.wide_luts and board.family != "ecp5":
+        raise ParameterError(f"no-wide-luts: an ECP5 option (synth_ecp5 -nowidelut); {board.name} is {board.family}")
     if cfg.id_input and cfg.design != "unit":
         raise ParameterError(f"id-input: only for --design unit (the {cfg.design} design's routers have constant ids)")
     params = RouterParams(vcs=cfg.vcs, depth=cfg.depth, payload_bits=cfg.flit_width)
@@ -206,6 +211,19 @@ def tool_env(family: str) -> dict:
     return env
 
 
+def source_commit() -> str | None:
+    """`git describe --always --dirty` of this checkout (None outside git): which RTL a figure is of."""
+    root = pathlib.Path(__file__).resolve().parent.parent
+    try:
+        done = subprocess.run(["git", "-C", str(root), "describe", "--always", "--dirty"], capture_output=True,
+                              text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    return done.stdout.strip() or None
+
+
 def default_build_dir(cfg: FpgaConfig) -> pathlib.Path:
     return pathlib.Path("build") / "fpga" / f"{cfg.board}-{cfg.design}-{cfg.key()}"
 
@@ -222,7 +240,7 @@ def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False) -> dict
                 "ports": int(net.ports.max()) + int(net.endpoints.max()), "vcs": params.vcs,
                 "depth": params.depth, "flit_width": params.payload_bits,
                 "flit_bits": flit_layout(net.num_routers, int(net.endpoints.max()), params).size,
-                "clock_mhz": freq, "build_dir": str(out_dir),
+                "clock_mhz": freq, "wide_luts": cfg.wide_luts, "build_dir": str(out_dir),
                 **({"id_input": cfg.id_input} if cfg.design == "unit" else {})}
     env = tool_env(board.family)
     out_dir = pathlib.Path(cfg.build_dir) if cfg.build_dir else default_build_dir(cfg)
@@ -235,12 +253,14 @@ def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False) -> dict
         sys.stderr.write(f"[fpga] log: {log_path}\n")
     t_start = time.monotonic()
     prog.set("elaborating (Amaranth)")
+    commit = source_commit()             # the RTL elaborated now, whatever changes during the tools
     inner = make_inner(cfg, net, params, freq, routing)
     top = BoardTop(inner, board, freq)
     platform = board.make_platform()
     nextpnr_opts = f"--report report.json --timing-allow-fail --seed {cfg.seed} --router {cfg.pnr_router}"
+    synth_opts = "" if cfg.wide_luts else "-nowidelut"
     plan = platform.build(top, name="top", build_dir=str(out_dir), do_build=False, do_program=False,
-                          nextpnr_opts=nextpnr_opts)
+                          nextpnr_opts=nextpnr_opts, synth_opts=synth_opts)
     plan.extract(str(out_dir))
     t_elab = time.monotonic() - t_start
     packed = "top.config" if board.family == "ecp5" else "top.asc"
@@ -265,7 +285,7 @@ def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False) -> dict
         "flit_width": params.payload_bits, "flit_bits": layout_bits, "clock_mhz": top.freq_mhz,
         "network_routers": net.num_routers,
         **({"lanes": inner.lanes, "id_input": cfg.id_input} if cfg.design == "unit" else {}),
-        **figures, "seed": cfg.seed, "pnr_router": cfg.pnr_router,
+        **figures, "seed": cfg.seed, "pnr_router": cfg.pnr_router, "wide_luts": cfg.wide_luts, "commit": commit,
         "elaborate_s": round(t_elab, 1), "seconds": round(time.monotonic() - t_start, 1),
         "bitstream": str(out_dir / bitstream), "log": str(log_path),
     }

@@ -30,7 +30,7 @@ import sys
 
 from topologies.errors import ParameterError
 
-from .build import FpgaConfig, build, check_pnr_router
+from .build import FpgaConfig, build, check_pnr_router, source_commit
 
 PORT_SPECS = {4: "polarstar:q=2,supernode=iq,degree=0", 8: "polarstar:q=3,supernode=iq,degree=3",
               16: "polarstar:q=11,supernode=iq,degree=3"}
@@ -61,13 +61,13 @@ def points(quick: bool = False) -> dict:
 
 
 def run_sweep(quick: bool = False, out: str = "docs/fpga_sweep", only: str | None = None,
-              pnr_router: str = "router1", no_build: bool = False) -> list[dict]:
+              pnr_router: str = "router1", no_build: bool = False, wide_luts: bool = True) -> list[dict]:
     """Build the missing points (or those named in `only`) and rewrite OUT.md / OUT.png;
     `no_build`: only rewrite the table and the plot from OUT.json."""
     check_pnr_router(pnr_router)     # before any point is built, not as an error row in every point
     if no_build and only:
         raise ParameterError(f"only={only!r}: names points to build, and no-build builds none")
-    pts = {n: dataclasses.replace(c, pnr_router=pnr_router) for n, c in points(quick).items()}
+    pts = {n: dataclasses.replace(c, pnr_router=pnr_router, wide_luts=wide_luts) for n, c in points(quick).items()}
     names = [s.strip() for s in only.split(",")] if only else None
     if names:
         bad = [n for n in names if n not in pts]
@@ -84,11 +84,12 @@ def run_sweep(quick: bool = False, out: str = "docs/fpga_sweep", only: str | Non
             sys.stderr.write(f"[sweep] {i + 1}/{len(todo)} {name}: skipped, cannot fit ({implied} does not)\n")
             continue
         sys.stderr.write(f"[sweep] {i + 1}/{len(todo)} {name}\n")
+        commit = source_commit()
         try:
             rep = build(pts[name], progress=True)
             rep.pop("utilization", None)
         except ParameterError as e:
-            rep = {"error": str(e)}
+            rep = {"error": str(e), "commit": commit}
         rep["name"] = name
         done[name] = rep
         path.write_text(json.dumps(done, indent=1, sort_keys=True))
@@ -147,21 +148,21 @@ def _unit_q(name: str) -> int:
 
 def markdown(rows: list[dict]) -> str:
     """Two tables: the router points, then the routing-unit points."""
-    head = "| point | routing | P | V | B | W | flit bits | LUT4 | FF | DP16KD | LUTRAM | Fmax (MHz) | nextpnr router |\n" \
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-    uhead = "| point | unit | router id | routers | lanes | LUT4 | FF | DP16KD | LUTRAM | Fmax (MHz) | nextpnr router |\n" \
-            "|---|---|---|---|---|---|---|---|---|---|---|"
+    head = "| point | routing | P | V | B | W | flit bits | LUT4 | FF | DP16KD | LUTRAM | Fmax (MHz) | nextpnr router " \
+           "| commit |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    uhead = "| point | unit | router id | routers | lanes | LUT4 | FF | DP16KD | LUTRAM | Fmax (MHz) | nextpnr router " \
+            "| commit |\n|---|---|---|---|---|---|---|---|---|---|---|---|"
     lines, ulines = [head], [uhead]
     for r in rows:
         unit = r["name"].startswith("unit-")
         if "error" in r and unit:
-            ulines.append(f"| {r['name']} | | | | | {r['error']} | | | | | |")
+            ulines.append(f"| {r['name']} | | | | | {r['error']} | | | | | | {r.get('commit') or ''} |")
             continue
         if "error" in r:
-            lines.append(f"| {r['name']} | | | | | | | {r['error']} | | | | | |")
+            lines.append(f"| {r['name']} | | | | | | | {r['error']} | | | | | | {r.get('commit') or ''} |")
             continue
         tail = (f"{r.get('lut4', '')} | {r.get('ff', '')} | {r.get('bram', '')} | {r.get('lutram', '')} | "
-                f"{r.get('fmax_mhz', '')} | {r.get('pnr_router', 'router1')} |")
+                f"{r.get('fmax_mhz', '')} | {r.get('pnr_router', 'router1')} | {r.get('commit') or ''} |")
         if unit:
             kind = "arithmetic" if r["routing"] == "polarstar" else f"table ({r['routing']})"
             rid = "input" if r.get("id_input") else "constant"

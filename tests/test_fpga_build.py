@@ -1,12 +1,13 @@
 """The FPGA flow: options checked up front, the ECP5 PLL search, nextpnr report parsing, and one real
 build of a small router design to a bitstream (so the flow cannot silently rot)."""
+import dataclasses
 import json
 import pathlib
 
 import pytest
 
 from fpga.boards import ecp5_pll_params
-from fpga.build import FpgaConfig, build
+from fpga.build import FpgaConfig, build, source_commit
 from fpga.report import overflow, utilisation_tables
 from pstar.cli import main
 from topologies.errors import ParameterError
@@ -68,6 +69,7 @@ def cli(argv, capsys):
     (["--board", "ulx3s-85f", "--pnr-router", "router3"], "pnr-router='router3'"),
     (["--board", "ulx3s-85f", "--id-input"], "id-input"),
     (["--board", "ulx3s-85f", "--design", "unit", "--router", "26"], "router=26"),
+    (["--board", "icebreaker", "--no-wide-luts"], "no-wide-luts: an ECP5 option"),
 ])
 def test_bad_options_are_one_line_errors(argv, needle, capsys):
     code, out, err = cli(["fpga", "build", "polarstar:q=3,supernode=iq,degree=0", *argv, "--dry-run"], capsys)
@@ -80,7 +82,11 @@ def test_dry_run_reports_the_configuration(capsys):
     assert code == 0, err
     rep = json.loads(out)
     assert (rep["ports"], rep["vcs"], rep["flit_width"], rep["clock_mhz"]) == (6, 3, 64, 100.0)
-    assert rep["flit_bits"] > 64
+    assert rep["flit_bits"] > 64 and rep["wide_luts"] is True
+    code, out, err = cli(["fpga", "build", "polarstar:q=3,supernode=iq,degree=0", "--board", "ulx3s-85f",
+                          "--no-wide-luts", "--dry-run", "--json"], capsys)
+    lean = json.loads(out)
+    assert lean["wide_luts"] is False and lean["build_dir"] != rep["build_dir"]
 
 
 def test_router_build_to_bitstream(tmp_path):
@@ -97,6 +103,7 @@ def test_router_build_to_bitstream(tmp_path):
     assert rep["timing_met"] == (rep["fmax_mhz"] >= 50.0)
     assert pathlib.Path(rep["log"]).stat().st_size > 0
     assert rep["pnr_router"] == "router1" and "--router router1" in (tmp_path / "b" / "build_top.sh").read_text()
+    assert rep["commit"] == source_commit() and rep["commit"]          # this checkout is a git clone (CI too)
 
 
 def test_sweep_points_table_and_plot(tmp_path):
@@ -118,13 +125,13 @@ def test_sweep_points_table_and_plot(tmp_path):
     row = dict(name="router-P4-V2-B4-W32", routing="polarstar", ports=4, vcs=2, depth=4, flit_width=32,
                flit_bits=72, lut4=8493, ff=2168, bram=0, lutram=160, fmax_mhz=52.47)
     table = markdown([row, {"name": "router-P16-V4-B8-W64", "error": "design does not fit: LUT4"}])
-    assert "| router-P4-V2-B4-W32 | polarstar | 4 | 2 | 4 | 32 | 72 | 8493 | 2168 | 0 | 160 | 52.47 | router1 |" in table
-    assert "| 52.47 | router2 |" in markdown([dict(row, pnr_router="router2")])
+    assert "| router-P4-V2-B4-W32 | polarstar | 4 | 2 | 4 | 32 | 72 | 8493 | 2168 | 0 | 160 | 52.47 | router1 |  |" in table
+    assert "| 52.47 | router2 | 61f924b |" in markdown([dict(row, pnr_router="router2", commit="61f924b")])
     assert "design does not fit: LUT4" in table
     urow = dict(row, name="unit-min-q11", routing="min", ports=16, lanes=16, network_routers=1064, lut4=9000)
     both = markdown([row, urow])
     assert both.index("| router-P4-V2-B4-W32 |") < both.index("Routing unit alone") < both.index("| unit-min-q11 |")
-    assert "| unit-min-q11 | table (min) | constant | 1064 | 16 | 9000 | 2168 | 0 | 160 | 52.47 | router1 |" in both
+    assert "| unit-min-q11 | table (min) | constant | 1064 | 16 | 9000 | 2168 | 0 | 160 | 52.47 | router1 |  |" in both
     assert "| table (min) | input | 1064 |" in markdown([dict(urow, name="unit-min-q11-id", id_input=True)])
     assert "Routing unit alone" not in table
     unit_rows = [dict(row, name=f"unit-min-q3{x}", routing="min", ports=8, lanes=8, network_routers=104, id_input=bool(x))
@@ -193,3 +200,34 @@ def test_unit_build_to_bitstream(tmp_path):
     assert rep["design"] == "unit" and rep["id_input"] and rep["network_routers"] == 26
     assert rep["lanes"] == rep["ports"] == 5
     assert 300 < rep["lut4"] < 5000 and rep["ff"] > 5 * 5 + 32 and rep["fmax_mhz"] > 20
+
+
+def test_area_breakdown_by_component():
+    """`pstar fpga area`: Yosys cells of the bare router summed per component. The VA arbiters do
+    not depend on the payload width, the crossbar does; every module lands in one component."""
+    from fpga.area import COMPONENTS, area, component_of
+    from fpga.build import FpgaConfig
+    assert component_of("\\router") == "core"
+    assert component_of("\\router.va_arb_4_2.pick") == "va_arbiters"
+    assert component_of("router.sa1_inpick_0") == component_of("router.sa_out_3") == "sa_arbiters"
+    assert component_of("router.buf12") == "buffers" and component_of("router.xbar") == "crossbar"
+    with pytest.raises(ValueError, match="not a component"):
+        component_of("router.mystery")
+    cfg = FpgaConfig(board="ulx3s-85f", design="router", spec="polarstar:q=2,supernode=iq,degree=0", ports=4,
+                     vcs=2, depth=2, flit_width=8)
+    narrow = area(cfg, progress=False)
+    wide = area(dataclasses.replace(cfg, flit_width=40), progress=False)
+    parts = {r: {c["component"]: c for c in rep["components"]} for r, rep in (("n", narrow), ("w", wide))}
+    assert [c["component"] for c in narrow["components"]] == [k for k, _, _ in COMPONENTS]
+    for rep in (narrow, wide):
+        assert rep["total"]["lut_sites"] == sum(c["lut_sites"] for c in rep["components"]) > 500
+        assert rep["va_arbiters"] == 4 * 2 and rep["flit_bits"] > 0
+    assert wide["flit_bits"] - narrow["flit_bits"] == 32
+    assert parts["w"]["va_arbiters"]["lut_sites"] == parts["n"]["va_arbiters"]["lut_sites"] > 0
+    assert parts["w"]["crossbar"]["LUT4"] > parts["n"]["crossbar"]["LUT4"] + 32
+    assert parts["w"]["buffers"]["TRELLIS_DPR16X4"] > parts["n"]["buffers"]["TRELLIS_DPR16X4"]
+    lean = area(dataclasses.replace(cfg, wide_luts=False), progress=False)
+    assert lean["total"]["PFUMX"] == lean["total"]["L6MUX21"] == 0 < narrow["total"]["PFUMX"]
+    assert lean["total"]["TRELLIS_DPR16X4"] == narrow["total"]["TRELLIS_DPR16X4"]
+    with pytest.raises(ParameterError, match="board='icebreaker': the area breakdown maps to the ECP5"):
+        area(dataclasses.replace(cfg, board="icebreaker"), progress=False)

@@ -112,10 +112,11 @@ def test_other_commands(cmd, spec, opts):
                                            "--flit-width", "--freq", "--router", "--seed"]),
                           st.one_of(value, st.sampled_from(["ulx3s-85f", "icebreaker", "router", "network", "unit",
                                                             "polarstar", "min"]))), max_size=5),
-       st.booleans())
-def test_fpga_build_options(spec, opts, id_input):
+       st.booleans(), st.booleans())
+def test_fpga_build_options(spec, opts, id_input, no_wide_luts):
     """`pstar fpga build --dry-run`: every option is checked before any tool runs."""
-    argv = ["fpga", "build", spec, "--dry-run"] + (["--id-input"] if id_input else [])
+    argv = ["fpga", "build", spec, "--dry-run"] + (["--id-input"] if id_input else []) + \
+        (["--no-wide-luts"] if no_wide_luts else [])
     for k, v in opts:
         argv += [k, v]
     if "--board" not in argv:

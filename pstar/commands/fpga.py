@@ -2,11 +2,14 @@
 
   pstar fpga build --board {ulx3s-85f,icebreaker} --design {router,network,unit} SPEC [--routing R]
                    [--ports P] [--vcs V] [--depth B] [--flit-width W] [--freq MHZ]
-                   [--router N] [--id-input] [--seed N] [--pnr-router {router1,router2}] [--json]
-  pstar fpga sweep [--quick] [--out docs/fpga_sweep] [--only NAMES | --no-build] [--pnr-router R] [--json]
+                   [--router N] [--id-input] [--seed N] [--pnr-router {router1,router2}] [--no-wide-luts] [--json]
+  pstar fpga area SPEC [--routing R] [--ports P] [--vcs V] [--depth B] [--flit-width W] [--router N]
+                  [--no-wide-luts] [--json]
+  pstar fpga sweep [--quick] [--out docs/fpga_sweep] [--only NAMES | --no-build] [--pnr-router R] [--no-wide-luts] [--json]
 
 `build` runs the flow to a bitstream and prints LUT4, FF, BRAM, DSP use and nextpnr's maximum
-frequency; `sweep` builds the area/Fmax table of docs/fpga.md (fpga/sweep.py).
+frequency; `area` synthesizes the bare router with its hierarchy kept and prints its cells per
+component (fpga/area.py); `sweep` builds the area/Fmax table of docs/fpga.md (fpga/sweep.py).
 """
 from __future__ import annotations
 
@@ -18,6 +21,11 @@ def _pnr_router(p):
                    help="nextpnr's router (default router1; router2 finishes congested large designs)")
 
 
+def _wide_luts(p):
+    p.add_argument("--no-wide-luts", action="store_true",
+                   help="ECP5: synthesize with synth_ecp5 -nowidelut (LUT4s only, no PFUMX/L6MUX wide LUTs)")
+
+
 def _common_build(p):
     p.add_argument("--routing", default="polarstar", metavar="R", help="polarstar (arithmetic), min (table), polarized")
     p.add_argument("--vcs", type=int, default=4, metavar="V", help="VCs per port (default 4)")
@@ -27,6 +35,7 @@ def _common_build(p):
                    help="design clock (ECP5: made by the PLL, default 100; iCE40: the 12 MHz board clock)")
     p.add_argument("--seed", type=int, default=1, help="nextpnr placement seed (default 1)")
     _pnr_router(p)
+    _wide_luts(p)
     p.add_argument("--build-dir", default=None, help="build directory (default build/fpga/<board>-<design>-<hash>)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.add_argument("--dry-run", action="store_true", help="check the options and print what would be built")
@@ -34,7 +43,7 @@ def _common_build(p):
 
 def add_parser(sub):
     p = sub.add_parser("fpga", help="FPGA builds: bitstream, utilization and Fmax (Yosys + nextpnr)")
-    fsub = p.add_subparsers(dest="fpga_command", metavar="{build,sweep}", parser_class=type(p))
+    fsub = p.add_subparsers(dest="fpga_command", metavar="{build,area,sweep}", parser_class=type(p))
     fsub.required = True
     b = fsub.add_parser("build", help="build one design to a bitstream and report its area and Fmax")
     b.add_argument("spec", metavar="SPEC", help="topology, e.g. polarstar:q=3,supernode=iq,degree=0")
@@ -51,12 +60,26 @@ def add_parser(sub):
                         "(table units become a RAM loaded through the load port)")
     _common_build(b)
     b.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    a = fsub.add_parser("area", help="where one router's area goes: its ECP5 cells per component (Yosys)")
+    a.add_argument("spec", metavar="SPEC", help="topology, e.g. polarstar:q=3,supernode=iq,degree=0")
+    a.add_argument("--board", default="ulx3s-85f", metavar="BOARD", help="an ECP5 board (default ulx3s-85f)")
+    a.add_argument("--routing", default="polarstar", metavar="R", help="polarstar (arithmetic), min (table), polarized")
+    a.add_argument("--ports", type=int, default=None, metavar="P",
+                   help="ports per router (network radix + endpoints; default: the family's endpoints)")
+    a.add_argument("--vcs", type=int, default=4, metavar="V", help="VCs per port (default 4)")
+    a.add_argument("--depth", type=int, default=8, metavar="B", help="flits per VC buffer (default 8)")
+    a.add_argument("--flit-width", type=int, default=32, metavar="W", help="flit data (payload) bits (default 32)")
+    a.add_argument("--router", type=int, default=0, help="which router of SPEC (default 0)")
+    _wide_luts(a)
+    a.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    a.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     s = fsub.add_parser("sweep", help="the area/Fmax table: router P, V, B, W and routing unit vs q (ECP5)")
     s.add_argument("--quick", action="store_true", help="a few small points only")
     s.add_argument("--out", default="docs/fpga_sweep", help="write OUT.json, OUT.md and OUT.png (default docs/fpga_sweep)")
     s.add_argument("--only", default=None, help="comma-separated point names to (re)build")
     s.add_argument("--no-build", action="store_true", help="build nothing: rewrite OUT.md and OUT.png from OUT.json")
     _pnr_router(s)
+    _wide_luts(s)
     s.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     return p
 
@@ -65,18 +88,28 @@ def run(args) -> Result:
     if args.fpga_command == "sweep":
         from fpga.sweep import run_sweep
         rows = run_sweep(quick=args.quick, out=args.out, only=args.only, pnr_router=args.pnr_router,
-                         no_build=args.no_build)
+                         no_build=args.no_build, wide_luts=not args.no_wide_luts)
         from fpga.sweep import markdown
         return Result({"points": rows, "out": args.out}, markdown(rows))
     from fpga.build import FpgaConfig, build
+    if args.fpga_command == "area":
+        from fpga.area import area, table as area_table
+        cfg = FpgaConfig(board=args.board, design="router", spec=args.spec, routing=args.routing, ports=args.ports,
+                         vcs=args.vcs, depth=args.depth, flit_width=args.flit_width, router=args.router,
+                         wide_luts=not args.no_wide_luts)
+        rep = area(cfg, progress=not args.quiet)
+        head = (f"router {rep['router']} of {rep['spec']}, {rep['routing']} unit: P={rep['ports']} V={rep['vcs']} "
+                f"B={rep['depth']} W={rep['flit_width']} ({rep['flit_bits']}-bit flits), ECP5 cells with the hierarchy kept"
+                f"{'' if rep['wide_luts'] else ', no wide LUTs'}")
+        return Result(rep, head + "\n\n" + area_table(rep))
     cfg = FpgaConfig(board=args.board, design=args.design, spec=args.spec, routing=args.routing,
                      ports=args.ports, vcs=args.vcs, depth=args.depth, flit_width=args.flit_width,
                      freq_mhz=args.freq, router=args.router, id_input=args.id_input, seed=args.seed,
-                     pnr_router=args.pnr_router, build_dir=args.build_dir)
+                     pnr_router=args.pnr_router, wide_luts=not args.no_wide_luts, build_dir=args.build_dir)
     rep = build(cfg, progress=not args.quiet, dry_run=args.dry_run)
     keys = ["board", "design", "spec", "routing", "routers", "network_routers", "lanes", "id_input", "ports", "vcs",
             "depth", "flit_width", "flit_bits",
-            "clock_mhz", "lut4", "ff", "bram", "dsp", "lutram", "lc", "fmax_mhz", "constraint_mhz", "timing_met", "seconds",
+            "clock_mhz", "wide_luts", "lut4", "ff", "bram", "dsp", "lutram", "lc", "fmax_mhz", "constraint_mhz", "timing_met", "seconds",
             "build_dir",
             "bitstream", "log"]
     return Result(rep, table([(k, rep[k]) for k in keys if k in rep]))

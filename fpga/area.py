@@ -1,0 +1,129 @@
+"""Where a router's area goes (`pstar fpga area`): the bare router, without the traffic harness
+of `fpga.tops`, synthesized for the ECP5 by Yosys with its hierarchy kept, and its cells summed
+per component of hdl/router.py.
+
+The router is built exactly as the `router` design builds it (`NetworkTop.make_router`, constant
+id), so the figures are those of one router of SPEC with P ports, V VCs, B-deep buffers and
+W-bit flit data. With the hierarchy kept, Yosys cannot optimize across component boundaries, so
+the total is somewhat above the flattened build's (the `router` design's LUT4 minus its harness);
+the point is the shares. LUT sites count a CCU2C (carry) cell as two LUT4s; with wide LUTs (the
+default) a PFUMX / L6MUX21 joins LUT4s into a 5- / 6-input function inside a slice and takes no
+LUT site of its own.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+from topologies.errors import ParameterError
+
+from .build import FpgaConfig, get_board, tool_env, validate
+
+# (key, what it is, module-name pattern below the router); "core" takes the router module itself
+COMPONENTS = (
+    ("va_arbiters", "VA arbiters: one round-robin arbiter over the P·V input VCs per output VC", r"va_arb_"),
+    ("sa_arbiters", "SA arbiters: per input port over its V VCs, per output port over the P inputs",
+     r"sa\d*_(in|out)"),
+    ("buffers", "input buffers: per port V FIFOs of B entries (LUTRAM), V front read ports", r"buf\d+"),
+    ("crossbar", "crossbar: per input a V:1 flit multiplexer, per output a P:1", r"xbar"),
+    ("unit", "routing unit: one lane per input port", r"unit"),
+    ("core", "the rest: VA candidate choice and requests, credits, allocation state, drops", None),
+)
+CELLS = ("LUT4", "CCU2C", "PFUMX", "L6MUX21", "TRELLIS_DPR16X4", "TRELLIS_FF")
+
+
+def lut_sites(cells: dict) -> int:
+    return cells.get("LUT4", 0) + 2 * cells.get("CCU2C", 0)
+
+
+def component_of(module: str, top: str = "router") -> str:
+    """The COMPONENTS key of a Yosys module name (`router`, `router.va_arb_4_2.pick`, ...)."""
+    name = module.lstrip("\\")
+    if name == top:
+        return "core"
+    first = name.split(".")[1] if name.startswith(top + ".") else name
+    for key, _, pattern in COMPONENTS:
+        if pattern and re.fullmatch(pattern + r".*", first):
+            return key
+    raise ValueError(f"module {module!r}: not a component of the router")
+
+
+def breakdown(stat: dict, top: str = "router") -> dict:
+    """{component: {cell type: count}} from Yosys `stat -json` of the hierarchical router."""
+    out = {key: dict.fromkeys(CELLS, 0) for key, _, _ in COMPONENTS}
+    for module, info in stat["modules"].items():
+        comp = out[component_of(module, top)]
+        for cell, n in info.get("num_cells_by_type", {}).items():
+            if cell in comp:
+                comp[cell] += int(n)
+    return out
+
+
+def area(cfg: FpgaConfig, progress: bool = True) -> dict:
+    """Synthesize router `cfg.router` of `cfg.spec` (ECP5, hierarchy kept) and return its cells per
+    component, with each component's share of the LUT sites."""
+    from hdl.network import NetworkTop
+    from hdl.verilog_out import to_verilog
+
+    board = get_board(cfg.board)
+    if board.family != "ecp5":
+        raise ParameterError(f"board={cfg.board!r}: the area breakdown maps to the ECP5 (ulx3s-85f)")
+    _, net, params, _, routing = validate(dataclasses.replace(cfg, design="router"))
+    t0 = time.monotonic()
+
+    def say(text):
+        if progress:
+            sys.stderr.write(f"[area] {text} ({time.monotonic() - t0:.0f} s)\n")
+
+    plan = NetworkTop(net, cfg.routing, params, routing_obj=routing)
+    plan._MustUse__silence = True          # only its router is elaborated
+    router = plan.make_router(cfg.router)
+    verilog = to_verilog(router, "router")
+    say("elaborated; synthesizing (Yosys synth_ecp5 -noflatten" + ("" if cfg.wide_luts else " -nowidelut") + ")")
+    env = tool_env("ecp5")
+    with tempfile.TemporaryDirectory(prefix="pstar-area-") as tmp:
+        tmp = pathlib.Path(tmp)
+        (tmp / "router.v").write_text(verilog)
+        opts = "-noflatten" + ("" if cfg.wide_luts else " -nowidelut")
+        script = f"read_verilog router.v; synth_ecp5 {opts} -top router; tee -q -o stat.json stat -json"
+        done = subprocess.run([env["YOSYS"], "-q", "-l", "yosys.log", "-p", script], cwd=tmp, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        if done.returncode != 0 or not (tmp / "stat.json").exists():
+            tail = (tmp / "yosys.log").read_text()[-400:] if (tmp / "yosys.log").exists() else ""
+            raise ParameterError(f"yosys: synthesis of the router failed (exit {done.returncode}): {tail.strip()}")
+        stat = json.loads((tmp / "stat.json").read_text())
+    say("done")
+    parts = breakdown(stat)
+    total = {c: sum(p[c] for p in parts.values()) for c in CELLS}
+    sites = lut_sites(total)
+    R = int(net.ports.max())
+    P, V = R + int(net.endpoints.max()), params.vcs
+    return {
+        "spec": net.spec or cfg.spec, "routing": cfg.routing, "router": cfg.router, "ports": P, "vcs": V,
+        "depth": params.depth, "flit_width": params.payload_bits, "flit_bits": router.layout.size,
+        "va_arbiters": P * V, "wide_luts": cfg.wide_luts,
+        "components": [{"component": key, "what": what, **parts[key], "lut_sites": lut_sites(parts[key]),
+                        "share": round(lut_sites(parts[key]) / sites, 4) if sites else 0.0}
+                       for key, what, _ in COMPONENTS],
+        "total": {**total, "lut_sites": sites},
+        "seconds": round(time.monotonic() - t0, 1),
+    }
+
+
+def table(rep: dict) -> str:
+    head = "| component | LUT sites | share | LUT4 | CCU2C | PFUMX + L6MUX21 | DPR16X4 | FF | what |\n" \
+           "|---|---|---|---|---|---|---|---|---|"
+    rows = [head]
+    for c in rep["components"] + [{"component": "total", "what": "", "share": 1.0, **rep["total"]}]:
+        rows.append(f"| {c['component']} | {c['lut_sites']} | {100 * c['share']:.1f} % | {c['LUT4']} | {c['CCU2C']} | "
+                    f"{c['PFUMX'] + c['L6MUX21']} | {c['TRELLIS_DPR16X4']} | {c['TRELLIS_FF']} | {c['what']} |")
+    return "\n".join(rows)
+
+
+__all__ = ["COMPONENTS", "area", "breakdown", "component_of", "table"]
