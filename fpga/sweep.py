@@ -229,6 +229,8 @@ def plot(rows: list[dict], path: pathlib.Path) -> None:
         a1.annotate(f"{name[7:]}: does not fit", (P, need), fontsize=7, textcoords="offset points", xytext=(-110, -3))
     if routers or misfits:
         a1.axhline(ECP5_85F_LUTS, color="grey", lw=0.8, ls=":")
+        a1.annotate("ECP5-85F", (ports[0] if ports else 4, ECP5_85F_LUTS), fontsize=7, color="grey",
+                    textcoords="offset points", xytext=(0, 3))
     for r in rows:                  # a unit that does not fit: an x at the LUT4 it needed
         need = re.search(r"LUT4: (\d+) needed", r.get("error", ""))
         if r["name"].startswith("unit-") and need:
