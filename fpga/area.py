@@ -30,8 +30,9 @@ COMPONENTS = (
     ("va_arbiters", "VA arbiters: one round-robin arbiter over the P·V input VCs per output VC", r"va_arb_"),
     ("sa_arbiters", "SA arbiters: per input port over its V VCs, per output port over the P inputs",
      r"sa\d*_(in|out)"),
-    ("buffers", "input buffers: per port V FIFOs of B entries (LUTRAM), V front read ports", r"buf\d+"),
-    ("crossbar", "crossbar: per input a V:1 flit multiplexer, per output a P:1", r"xbar"),
+    ("buffers", "input buffers: per port V FIFOs of B entries (LUTRAM); front fields read at every VC, "
+                "the body at the chosen VC", r"buf\d+"),
+    ("crossbar", "crossbar: per input a V:1 of the front fields, per output a P:1 of the flits", r"xbar"),
     ("unit", "routing unit: one lane per input port", r"unit"),
     ("core", "the rest: VA candidate choice and requests, credits, allocation state, drops", None),
 )

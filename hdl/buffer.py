@@ -5,6 +5,13 @@ delivers at most one flit per cycle per port), the front entry of every VC reada
 (combinationally, for route selection and switch allocation), and at most one pop per cycle
 (the switch allocator sends at most one flit per input port). A write to a full VC cannot happen
 under credit flow control; if it does, the entry is discarded and `overflow` pulses.
+
+With `body_width` > 0 each entry has a second part, the body, in a memory of its own with a single
+combinational read port: `rd_body` is the front body of VC `rd_vc`. The router keeps there the
+flit fields only the crossbar reads, so that those are read once per port (at the VC the switch
+allocator chose) instead of once per VC and then multiplexed: the LUTRAM's own read multiplexer
+does the V:1 selection, and synthesis cannot merge it into the crossbar's P:1 (see docs/fpga.md,
+"Where the area goes").
 """
 from __future__ import annotations
 
@@ -21,12 +28,19 @@ class VCBuffer(wiring.Component):
     # flag off by one) to show that the FIFO proof catches it (tests/test_formal.py)
     _slack = 0
 
-    def __init__(self, vcs: int, depth: int, width: int):
+    def __init__(self, vcs: int, depth: int, width: int, body_width: int = 0):
         for name, v in (("vcs", vcs), ("depth", depth), ("width", width)):
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"{name}={v!r}: must be a positive integer")
-        self.vcs, self.depth, self.width = vcs, depth, width
-        super().__init__({
+        if not isinstance(body_width, int) or isinstance(body_width, bool) or body_width < 0:
+            raise ValueError(f"body_width={body_width!r}: must be an integer >= 0")
+        self.vcs, self.depth, self.width, self.body_width = vcs, depth, width, body_width
+        body = {} if body_width == 0 else {
+            "w_body": In(body_width),
+            "rd_vc": In(range(vcs)) if vcs > 1 else In(1),
+            "rd_body": Out(body_width),
+        }
+        super().__init__({**body,
             "w_valid": In(1),
             "w_vc": In(range(vcs)) if vcs > 1 else In(1),
             "w_data": In(width),
@@ -74,6 +88,17 @@ class VCBuffer(wiring.Component):
             wp.en.eq(self.w_valid & ~full),
             self.overflow.eq(self.w_valid & full),
         ]
+        if self.body_width:
+            m.submodules.body = body = Memory(shape=self.body_width, depth=V * B, init=[])
+            bw = body.write_port()
+            m.d.comb += [bw.addr.eq(wp.addr), bw.data.eq(self.w_body), bw.en.eq(wp.en)]
+            rp = body.read_port(domain="comb")
+            rvc = self.rd_vc if V > 1 else Const(0, 1)
+            head_sel = Signal(range(B))
+            for v in range(V):
+                with m.If(rvc == v):
+                    m.d.comb += head_sel.eq(head[v])
+            m.d.comb += [rp.addr.eq(index2(rvc, head_sel, B)), self.rd_body.eq(rp.data)]
         return m
 
 

@@ -39,7 +39,7 @@ from sim.params import RouterParams
 from .arbiter import RoundRobinArbiter, RoundRobinPick, one_hot_index
 from .buffer import VCBuffer
 from .checks import quiet_on_error
-from .crossbar import Crossbar
+from .crossbar import Crossbar, split_layout
 from .gf import index2
 from .routing_units import RoutingUnit
 
@@ -147,7 +147,10 @@ class Router(wiring.Component):
         if unit.loadable:
             wiring.connect(m, wiring.flipped(self.load), unit.load)
 
-        entry_fields = {"flit": self.layout, "mask": R, "eject": 1, "bad": 1}
+        # a buffer entry: the flit's front fields with the routing unit's answer, beside its body
+        # (read only at the VC the switch allocator chose; hdl/buffer.py, hdl/crossbar.py)
+        front_layout, body_layout = split_layout(self.layout)
+        entry_fields = {"flit": front_layout, "mask": R, "eject": 1, "bad": 1}
         if pb:
             entry_fields["prio"] = data.ArrayLayout(pb, R)
         entry = data.StructLayout(entry_fields)
@@ -183,14 +186,17 @@ class Router(wiring.Component):
             # dropped where it enters (were it routed on, a head without tail would hold the
             # output VCs of its path and take the next packet of its input VC along)
             bad = fl.head & ((fl.dst >= N) | (fl.dst_ep >= p))
-            m.d.comb += [ent.flit.eq(fl), ent.mask.eq(unit.answer[i].mask), ent.eject.eq(here), ent.bad.eq(bad)]
+            body = Signal(body_layout, name=f"arrive_body{i}")
+            m.d.comb += [getattr(ent.flit, n).eq(getattr(fl, n)) for n, _ in front_layout]
+            m.d.comb += [getattr(body, n).eq(getattr(fl, n)) for n, _ in body_layout]
+            m.d.comb += [ent.mask.eq(unit.answer[i].mask), ent.eject.eq(here), ent.bad.eq(bad)]
             if pb:
                 m.d.comb += ent.prio.eq(unit.answer[i].prio)
             if unit.escapes:
-                m.d.comb += ent.flit.phase.eq(fl.phase & ~(fl.head & unit.answer[i].escape))
-            buf = VCBuffer(V, B, entry.size)
+                m.d.comb += body.phase.eq(fl.phase & ~(fl.head & unit.answer[i].escape))
+            buf = VCBuffer(V, B, entry.size, body_layout.size)
             m.submodules[f"buf{i}"] = buf
-            m.d.comb += [buf.w_valid.eq(valid), buf.w_data.eq(ent.as_value())]
+            m.d.comb += [buf.w_valid.eq(valid), buf.w_data.eq(ent.as_value()), buf.w_body.eq(body)]
             if V > 1:
                 m.d.comb += buf.w_vc.eq(fl.vc)
             bufs.append(buf)
@@ -392,7 +398,9 @@ class Router(wiring.Component):
         # ---- traversal ----------------------------------------------------------------------
         m.submodules.xbar = xbar = Crossbar(P, V, self.layout)
         for i in range(P):
-            m.d.comb += xbar.in_vc[i].eq(sent_v[i])
+            m.d.comb += [xbar.in_vc[i].eq(sent_v[i]), xbar.body[i].eq(bufs[i].rd_body)]
+            if V > 1:
+                m.d.comb += bufs[i].rd_vc.eq(sent_v[i])
             for v in range(V):
                 m.d.comb += [xbar.front[i][v].eq(fronts[i][v].flit), xbar.alloc_w[i][v].eq(alloc_w[i][v])]
         sel_flit = xbar.in_flit
