@@ -5,8 +5,9 @@ per component of hdl/router.py.
 The router is built exactly as the `router` design builds it (`NetworkTop.make_router`, constant
 id), so the figures are those of one router of SPEC with P ports, V VCs, B-deep buffers and
 W-bit flit data. With the hierarchy kept, Yosys cannot optimize across component boundaries, so
-the total is somewhat above the flattened build's (the `router` design's LUT4 minus its harness);
-the point is the shares. LUT sites count a CCU2C (carry) cell as two LUT4s; with wide LUTs (the
+the total differs from the flattened synthesis's (mostly above it), which is also run and reported (`flattened`: what a
+build's router costs, before nextpnr's packing); the per-component figures are the shares of
+the unflattened total, not of the flattened one. LUT sites count a CCU2C (carry) cell as two LUT4s; with wide LUTs (the
 default) a PFUMX / L6MUX21 joins LUT4s into a 5- / 6-input function inside a slice and takes no
 LUT site of its own.
 """
@@ -86,22 +87,29 @@ def area(cfg: FpgaConfig, progress: bool = True) -> dict:
     plan._MustUse__silence = True          # only its router is elaborated
     router = plan.make_router(cfg.router)
     verilog = to_verilog(router, "router")
-    say("elaborated; synthesizing (Yosys synth_ecp5 -noflatten" + ("" if cfg.wide_luts else " -nowidelut") + ")")
+    wide = "" if cfg.wide_luts else " -nowidelut"
+    say(f"elaborated; synthesizing twice, in parallel (Yosys synth_ecp5{wide}, with and without -noflatten)")
     env = tool_env("ecp5")
     with tempfile.TemporaryDirectory(prefix="pstar-area-") as tmp:
         tmp = pathlib.Path(tmp)
         (tmp / "router.v").write_text(verilog)
-        opts = "-noflatten" + ("" if cfg.wide_luts else " -nowidelut")
-        script = f"read_verilog router.v; synth_ecp5 {opts} -top router; tee -q -o stat.json stat -json"
-        done = subprocess.run([env["YOSYS"], "-q", "-l", "yosys.log", "-p", script], cwd=tmp, env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        if done.returncode != 0 or not (tmp / "stat.json").exists():
-            tail = (tmp / "yosys.log").read_text()[-400:] if (tmp / "yosys.log").exists() else ""
-            raise ParameterError(f"yosys: synthesis of the router failed (exit {done.returncode}): {tail.strip()}")
-        stat = json.loads((tmp / "stat.json").read_text())
+        runs = {}
+        for kind, flat in (("kept", " -noflatten"), ("flat", "")):
+            script = f"read_verilog router.v; synth_ecp5{flat}{wide} -top router; tee -q -o {kind}.json stat -json"
+            runs[kind] = subprocess.Popen([env["YOSYS"], "-q", "-l", f"{kind}.log", "-p", script], cwd=tmp, env=env,
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        stats = {}
+        for kind, proc in runs.items():
+            code = proc.wait()
+            if code != 0 or not (tmp / f"{kind}.json").exists():
+                log = tmp / f"{kind}.log"
+                tail = log.read_text()[-400:] if log.exists() else ""
+                raise ParameterError(f"yosys: synthesis of the router failed (exit {code}): {tail.strip()}")
+            stats[kind] = json.loads((tmp / f"{kind}.json").read_text())
     say("done")
-    parts = breakdown(stat)
+    parts = breakdown(stats["kept"])
     total = {c: sum(p[c] for p in parts.values()) for c in CELLS}
+    flat = breakdown(stats["flat"])["core"]          # flattened: one module, the router
     sites = lut_sites(total)
     R = int(net.ports.max())
     P, V = R + int(net.endpoints.max()), params.vcs
@@ -113,6 +121,7 @@ def area(cfg: FpgaConfig, progress: bool = True) -> dict:
                         "share": round(lut_sites(parts[key]) / sites, 4) if sites else 0.0}
                        for key, what, _ in COMPONENTS],
         "total": {**total, "lut_sites": sites},
+        "flattened": {**flat, "lut_sites": lut_sites(flat)},
         "seconds": round(time.monotonic() - t0, 1),
     }
 
@@ -121,8 +130,11 @@ def table(rep: dict) -> str:
     head = "| component | LUT sites | share | LUT4 | CCU2C | PFUMX + L6MUX21 | DPR16X4 | FF | what |\n" \
            "|---|---|---|---|---|---|---|---|---|"
     rows = [head]
-    for c in rep["components"] + [{"component": "total", "what": "", "share": 1.0, **rep["total"]}]:
-        rows.append(f"| {c['component']} | {c['lut_sites']} | {100 * c['share']:.1f} % | {c['LUT4']} | {c['CCU2C']} | "
+    flat = {"component": "flattened", "share": None, **rep["flattened"],
+            "what": "the same router synthesized flat, as a build synthesizes it (optimized across components)"}
+    for c in rep["components"] + [{"component": "total", "what": "", "share": 1.0, **rep["total"]}, flat]:
+        share = "" if c["share"] is None else f"{100 * c['share']:.1f} %"
+        rows.append(f"| {c['component']} | {c['lut_sites']} | {share} | {c['LUT4']} | {c['CCU2C']} | "
                     f"{c['PFUMX'] + c['L6MUX21']} | {c['TRELLIS_DPR16X4']} | {c['TRELLIS_FF']} | {c['what']} |")
     return "\n".join(rows)
 

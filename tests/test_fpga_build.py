@@ -222,12 +222,29 @@ def test_area_breakdown_by_component():
     for rep in (narrow, wide):
         assert rep["total"]["lut_sites"] == sum(c["lut_sites"] for c in rep["components"]) > 500
         assert rep["va_arbiters"] == 4 * 2 and rep["flit_bits"] > 0
+        assert rep["flattened"]["lut_sites"] > 500
+        assert rep["flattened"]["TRELLIS_DPR16X4"] == rep["total"]["TRELLIS_DPR16X4"]
     assert wide["flit_bits"] - narrow["flit_bits"] == 32
     assert parts["w"]["va_arbiters"]["lut_sites"] == parts["n"]["va_arbiters"]["lut_sites"] > 0
     assert parts["w"]["crossbar"]["LUT4"] > parts["n"]["crossbar"]["LUT4"] + 32
     assert parts["w"]["buffers"]["TRELLIS_DPR16X4"] > parts["n"]["buffers"]["TRELLIS_DPR16X4"]
     lean = area(dataclasses.replace(cfg, wide_luts=False), progress=False)
-    assert lean["total"]["PFUMX"] == lean["total"]["L6MUX21"] == 0 < narrow["total"]["PFUMX"]
+    assert lean["total"]["PFUMX"] == lean["total"]["L6MUX21"] == lean["flattened"]["PFUMX"] == 0 < narrow["total"]["PFUMX"]
     assert lean["total"]["TRELLIS_DPR16X4"] == narrow["total"]["TRELLIS_DPR16X4"]
     with pytest.raises(ParameterError, match="board='icebreaker': the area breakdown maps to the ECP5"):
         area(dataclasses.replace(cfg, board="icebreaker"), progress=False)
+
+
+def test_a_build_directory_in_use_is_refused(tmp_path):
+    """Two builds of the same options share a directory; the second must not delete the files
+    the first one's tools are using."""
+    import fcntl
+    cfg = FpgaConfig(board="ulx3s-85f", design="unit", spec="polarstar:q=2,supernode=iq,degree=0",
+                     build_dir=str(tmp_path / "b"))
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "top.json").write_text("in use")
+    with open(tmp_path / "b" / ".lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        with pytest.raises(ParameterError, match="build-dir: .* is in use by another build"):
+            build(cfg, progress=False)
+    assert (tmp_path / "b" / "top.json").read_text() == "in use"
