@@ -5,11 +5,11 @@ per component of hdl/router.py.
 The router is built exactly as the `router` design builds it (`NetworkTop.make_router`, constant
 id), so the figures are those of one router of SPEC with P ports, V VCs, B-deep buffers and
 W-bit flit data. With the hierarchy kept, Yosys cannot optimize across component boundaries, so
-the total differs from the flattened synthesis's (mostly above it), which is also run and reported (`flattened`: what a
-build's router costs, before nextpnr's packing); the per-component figures are the shares of
-the unflattened total, not of the flattened one. LUT sites count a CCU2C (carry) cell as two LUT4s; with wide LUTs (the
-default) a PFUMX / L6MUX21 joins LUT4s into a 5- / 6-input function inside a slice and takes no
-LUT site of its own.
+the total differs from (mostly exceeds) a flattened synthesis's. That one is run too, in
+parallel, and reported as `flattened`: what a build's router costs before nextpnr packs it. The
+component shares are of the unflattened total. LUT sites count a CCU2C (carry) cell as two LUT4s;
+with wide LUTs (the default) a PFUMX / L6MUX21 joins LUT4s into a 5- / 6-input function inside a
+slice and takes no LUT site of its own.
 """
 from __future__ import annotations
 
