@@ -111,8 +111,7 @@ def area(cfg: FpgaConfig, progress: bool = True) -> dict:
     total = {c: sum(p[c] for p in parts.values()) for c in CELLS}
     flat = breakdown(stats["flat"])["core"]          # flattened: one module, the router
     sites = lut_sites(total)
-    R = int(net.ports.max())
-    P, V = R + int(net.endpoints.max()), params.vcs
+    P, V = router.P, params.vcs
     return {
         "spec": net.spec or cfg.spec, "routing": cfg.routing, "router": cfg.router, "ports": P, "vcs": V,
         "depth": params.depth, "flit_width": params.payload_bits, "flit_bits": router.layout.size,

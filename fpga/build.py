@@ -243,7 +243,7 @@ def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False) -> dict
                 "flit_bits": flit_layout(net.num_routers, int(net.endpoints.max()), params).size,
                 "clock_mhz": freq, "wide_luts": cfg.wide_luts, "build_dir": str(out_dir),
                 **({"id_input": cfg.id_input} if cfg.design == "unit" else {})}
-    tool_env(board.family)              # the tools are there, before anything is written
+    env = tool_env(board.family)        # the tools are there, before anything is written
     out_dir = pathlib.Path(cfg.build_dir) if cfg.build_dir else default_build_dir(cfg)
     out_dir.mkdir(parents=True, exist_ok=True)
     # the directory is named by the options, not the RTL: a second build of the same options while
@@ -256,13 +256,13 @@ def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False) -> dict
         raise ParameterError(f"build-dir: {out_dir} is in use by another build of the same options; "
                              "wait for it or give --build-dir") from None
     try:
-        return _build_in(cfg, out_dir, board, net, params, freq, routing, progress)
+        return _build_in(cfg, out_dir, env, board, net, params, freq, routing, progress)
     finally:
         lock.close()
 
 
-def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, board, net, params, freq, routing, progress) -> dict:
-    env = tool_env(board.family)
+def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, params, freq, routing,
+              progress) -> dict:
     for stale in ("report.json", "top.json", "top.tim", "top.config", "top.asc", "top.bit", "top.bin"):
         (out_dir / stale).unlink(missing_ok=True)
     log_path = out_dir / "build.log"
