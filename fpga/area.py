@@ -28,7 +28,7 @@ from .build import FpgaConfig, get_board, tool_env, validate
 
 # (key, what it is, module-name pattern below the router); "core" takes the router module itself
 COMPONENTS = (
-    ("va_arbiters", "VA arbiters: one round-robin arbiter over the P·V input VCs per output VC", r"va_arb_"),
+    ("va_arbiters", "VA arbiters: one round-robin arbiter per output VC over the input VCs of its class", r"va_arb_"),
     ("sa_arbiters", "SA arbiters: per input port over its V VCs, per output port over the P inputs",
      r"sa\d*_(in|out)"),
     ("buffers", "input buffers: per port V FIFOs of B entries (LUTRAM); front fields read at every VC, "

@@ -17,8 +17,9 @@ That is link_latency = credit_latency = 1; larger latencies add L - 1 input regi
 Route computation happens when a flit arrives (one routing-unit lane per input port) and is
 stored with the flit, so a head that reaches the front of its VC in cycle t can request in t.
 Stages of cycle t, all from start-of-cycle registers: VA (per input VC the best free candidate
-(port, VC of the hop class), minimum of occupancy + priority, ties to the lowest port then VC;
-per output VC a round-robin arbiter over input VCs i·V + v; grants take effect at t + 1), SA
+(port, VC of its hop class, `input_class`), minimum of occupancy + priority, ties to the lowest
+port then VC; per output VC a round-robin arbiter over the input VCs i·V + v that can ask for it;
+grants take effect at t + 1), SA
 (input-first separable, `alloc_iters` iterations, round-robin arbiters with the contract's
 pointer rules), traversal (crossbar, credit decrement, tail releases the output VC) and credit
 return. Malformed flits are dropped by the rule of docs/microarchitecture.md ("Malformed
@@ -56,6 +57,15 @@ def class_of_vc(w: int, vcs: int, classes: int) -> int:
     """The class owning VC w: class c owns [c·k, c·k+k), k = V // C; the last class the rest."""
     k = vcs // classes
     return min(w // k, classes - 1)
+
+
+def input_class(i: int, v: int, ports: int, vcs: int, classes: int) -> int:
+    """The hop class of a head at input VC v of input port i (docs/microarchitecture.md, VC
+    classes): 0 at a local port (i >= ports), else one class above the class of VC v, capped at
+    C - 1. A head that kept the contract arrives with h hops on a VC of class min(h-1, C-1), so
+    this is min(h, C-1); being a constant per input VC, it prunes each output VC's VA arbiter to
+    the input VCs of its class."""
+    return 0 if i >= ports else min(class_of_vc(v, vcs, classes) + 1, classes - 1)
 
 
 def credit_signature(vcs: int) -> stream.Signature:
@@ -247,17 +257,15 @@ class Router(wiring.Component):
         # class c with the least occupancy (ties to the lowest VC). The priority is per port, so
         # an input VC's best (o, w) is then the best port over these R winners: the same choice
         # as a minimum over all R·V candidates (ties to the lowest port, then VC), at 1/V the cost
-        cw = max(1, (C - 1).bit_length())
-        # indexed by class with Array, not word_select: a variable word_select multiplies the index
-        best_v = [Signal(C, name=f"vbest_{o}_v") for o in range(R)]
-        best_k = [Array(Signal(kb, name=f"vbest_{o}_{c}_k") for c in range(C)) for o in range(R)]
-        best_w = [Array(Signal(wb, name=f"vbest_{o}_{c}_w") for c in range(C)) for o in range(R)]
+        best_v = [[None] * C for _ in range(R)]
+        best_k = [[None] * C for _ in range(R)]
+        best_w = [[None] * C for _ in range(R)]
         for o in range(R):
             for c in range(C):
                 members = [(~busy[o][w], occ[o][w], Const(o, ob), Const(w, wb)) for w in range(V) if cls_of[w] == c]
-                bv, bk, _, bw = argmin(members, f"vbest_{o}_{c}")
-                m.d.comb += [best_v[o][c].eq(bv), best_k[o][c].eq(bk), best_w[o][c].eq(bw)]
+                best_v[o][c], best_k[o][c], _, best_w[o][c] = argmin(members, f"vbest_{o}_{c}")
 
+        in_class = [input_class(i, v, R, V, C) for i in range(P) for v in range(V)]
         req_valid = [None] * NV
         req_o = [None] * NV
         req_w = [None] * NV
@@ -269,13 +277,11 @@ class Router(wiring.Component):
                 fl = fr.flit
                 wants = Signal(name=f"wants_{i}_{v}")
                 m.d.comb += wants.eq((counts[i][v] > 0) & ~alloc_valid[i][v] & fl.head & ~fr.bad)
-                hops = fl.hops
-                cls = Signal(cw, name=f"cls_{i}_{v}")
-                m.d.comb += cls.eq(Mux(hops >= C - 1, C - 1, hops))
+                cls = in_class[iv]
                 leaves = []
                 for o in range(R):
                     key = best_k[o][cls] + (fr.prio[o] if pb else 0)
-                    leaves.append((fr.mask[o] & best_v[o].bit_select(cls, 1), key, Const(o, ob), best_w[o][cls]))
+                    leaves.append((fr.mask[o] & best_v[o][cls], key, Const(o, ob), best_w[o][cls]))
                 nv, _, no, nw = argmin(leaves, f"va_{i}_{v}")
                 # ejection: the lowest free VC of local port R + dst_ep
                 free = Signal(V, name=f"lfree_{i}_{v}")
@@ -308,12 +314,15 @@ class Router(wiring.Component):
         for o in range(P):
             for w in range(V):
                 ov = o * V + w
-                arb = RoundRobinArbiter(NV)
+                # only the input VCs whose class is w's can ask for a network output VC w
+                cand = [iv for iv in range(NV) if o >= R or in_class[iv] == cls_of[w]]
+                arb = RoundRobinArbiter(len(cand))
                 m.submodules[f"va_arb_{o}_{w}"] = arb
-                m.d.comb += [arb.requests.eq(Cat(*[req_onehot[iv][ov] for iv in range(NV)])),
+                m.d.comb += [arb.requests.eq(Cat(*[req_onehot[iv][ov] for iv in cand])),
                              arb.commit.eq(arb.valid), arb.commit_index.eq(arb.index)]
                 va_set[o][w] = arb.valid
-                va_granted_any = va_granted_any | arb.grant
+                va_granted_any = va_granted_any | Cat(*[arb.grant[cand.index(iv)] if iv in cand else Const(0, 1)
+                                                        for iv in range(NV)])
         granted_iv = Signal(NV, name="va_granted")
         m.d.comb += granted_iv.eq(va_granted_any)
 
@@ -472,4 +481,4 @@ class Router(wiring.Component):
         return m
 
 
-__all__ = ["Router", "vc_classes_for", "class_of_vc", "credit_signature", "flit_signature", "FLIT_FIELDS"]
+__all__ = ["Router", "vc_classes_for", "class_of_vc", "input_class", "credit_signature", "flit_signature", "FLIT_FIELDS"]

@@ -28,7 +28,7 @@ from topologies import build  # noqa: E402
 
 ME = 5
 TESTS = ["zero_load_route_and_timing", "back_pressure_and_credit_return", "vc_contention", "all_ports_busy",
-         "malformed_flits_are_dropped"]
+         "hop_class_comes_from_the_input_vc", "malformed_flits_are_dropped"]
 
 
 SPEC = "polarstar:q=3,supernode=iq,degree=0"

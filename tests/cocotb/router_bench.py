@@ -122,6 +122,11 @@ class Bench:
     def vc_class(self, hops):
         return min(hops, self.C - 1)
 
+    def arrival_vc(self, hops):
+        """The first VC of the class a head that has taken `hops` hops arrives on (from an
+        upstream router when hops > 0: the class of hops - 1)."""
+        return self.cls.index(self.vc_class(hops - 1)) if hops else 0
+
 
 def first_dst_via(b, port, exclude=()):
     for d, p in enumerate(b.route):
@@ -141,7 +146,7 @@ async def zero_load_route_and_timing(dut):
             in_port = 0 if hops else b.R                   # local injection at hops 0
             if hops == 0 and dst == b.me:
                 continue
-            vc = b.cls.index(b.vc_class(hops)) if hops else 0
+            vc = b.arrival_vc(hops)
             t0 = b.t
             b.packet(in_port, dst, vc, pk=dst * 3 + hops, hops=hops)
             await b.step(b.L + 6)
@@ -207,7 +212,7 @@ async def vc_contention(dut):
     port = b.route[(b.me + 3) % len(b.route)]
     dst = first_dst_via(b, port)
     in_a, in_b = [i for i in range(b.R) if i != port][:2]
-    vc = b.cls.index(b.vc_class(1))
+    vc = b.arrival_vc(1)
     for k in range(3):
         b.packet(in_a, dst, vc, pk=10 + k, hops=1)
         b.packet(in_b, dst, vc, pk=20 + k, hops=1)
@@ -233,7 +238,7 @@ async def all_ports_busy(dut):
         o = (i + 1) % b.P
         dst = b.me if o >= b.R else first_dst_via(b, o)
         hops = 0 if i >= b.R else 1
-        vc = b.cls.index(b.vc_class(hops))
+        vc = b.arrival_vc(hops)
         flows.append((i, o, dst))
         for k in range(4):
             b.packet(i, dst, vc, pk=100 * i + k, hops=hops)
@@ -246,6 +251,31 @@ async def all_ports_busy(dut):
     for i, o, dst in flows:
         got = [f["packet"] for _, f in b.flits_on(o)]
         assert got == [100 * i + k for k in range(4) for _ in range(b.L)], (i, o, got)
+
+
+@cocotb.test()
+async def hop_class_comes_from_the_input_vc(dut):
+    """A head whose hop count disagrees with the VC it arrives on takes the class of its input VC
+    (docs/microarchitecture.md, VC classes): class 0 from a local port whatever its hops, one class
+    above its VC's from a network port; its hops is still incremented."""
+    b = Bench(dut)
+    await b.start()
+    port = b.route[(b.me + 2) % len(b.route)]
+    dst = first_dst_via(b, port)
+    other = [i for i in range(b.R) if i != port][0]
+    last = b.V - 1                                   # a VC of the last class
+    cases = [(b.R, 0, b.C - 1, 0),                   # local, hops says the last class: class 0
+             (other, 0, 0, min(1, b.C - 1)),          # class-0 VC, hops 0: class 1
+             (other, last, 1, b.C - 1)]               # last-class VC, hops 1: the last class
+    for k, (i, vc, hops, want) in enumerate(cases):
+        t0 = b.t
+        b.packet(i, dst, vc, pk=40 + k, hops=hops)
+        await b.step(b.L + 6)
+        got = [f for t, o, f in b.out if t >= t0 and o == port]
+        assert [f["packet"] for f in got] == [40 + k] * b.L, (i, vc, hops, got)
+        assert all(b.cls[f["vc"]] == want for f in got), (i, vc, hops, [f["vc"] for f in got], want)
+        assert got[0]["hops"] == hops + 1
+    assert int(dut.dropped.value) == 0
 
 
 @cocotb.test()
