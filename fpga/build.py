@@ -50,6 +50,7 @@ class FpgaConfig:
     vcs: int = 4
     depth: int = 8
     flit_width: int = 32
+    va_stages: int = 1               # VC allocation stages (sim.params.RouterParams.va_stages)
     freq_mhz: float | None = None    # None: 100 MHz on ECP5, the 12 MHz board clock on iCE40
     router: int = 0                  # which router of SPEC the router / unit design builds
     id_input: bool = False           # unit design: the router id is an input (table units: a loadable RAM)
@@ -67,6 +68,8 @@ class FpgaConfig:
             d.pop("id_input")
         if d["wide_luts"]:
             d.pop("wide_luts")
+        if d["va_stages"] == 1:
+            d.pop("va_stages")
         return hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:10]
 
 
@@ -94,6 +97,7 @@ def validate(cfg: FpgaConfig):
     _int("vcs", cfg.vcs, 1, 16)
     _int("depth", cfg.depth, 2, 256)
     _int("flit-width", cfg.flit_width, 1, 1024)
+    _int("va-stages", cfg.va_stages, 1, 2)
     _int("seed", cfg.seed, 0, 2**31 - 1)
     check_pnr_router(cfg.pnr_router)
     freq = cfg.freq_mhz if cfg.freq_mhz is not None else (100.0 if board.pll else board.clock_mhz)
@@ -115,7 +119,7 @@ def validate(cfg: FpgaConfig):
         raise ParameterError(f"no-wide-luts: an ECP5 option (synth_ecp5 -nowidelut); {board.name} is {board.family}")
     if cfg.id_input and cfg.design != "unit":
         raise ParameterError(f"id-input: only for --design unit (the {cfg.design} design's routers have constant ids)")
-    params = RouterParams(vcs=cfg.vcs, depth=cfg.depth, payload_bits=cfg.flit_width)
+    params = RouterParams(vcs=cfg.vcs, depth=cfg.depth, payload_bits=cfg.flit_width, va_stages=cfg.va_stages)
     return board, net, params, float(freq), routing_for(cfg, net, params)
 
 
@@ -239,7 +243,7 @@ def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False) -> dict
         return {"board": board.name, "family": board.family, "design": cfg.design, "spec": net.spec or cfg.spec,
                 "routing": cfg.routing, "routers": net.num_routers if cfg.design == "network" else 1,
                 "ports": int(net.ports.max()) + int(net.endpoints.max()), "vcs": params.vcs,
-                "depth": params.depth, "flit_width": params.payload_bits,
+                "depth": params.depth, "flit_width": params.payload_bits, "va_stages": params.va_stages,
                 "flit_bits": flit_layout(net.num_routers, int(net.endpoints.max()), params).size,
                 "clock_mhz": freq, "wide_luts": cfg.wide_luts, "build_dir": str(out_dir),
                 **({"id_input": cfg.id_input} if cfg.design == "unit" else {})}
@@ -300,7 +304,8 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
         "board": board.name, "family": board.family, "design": cfg.design, "spec": net.spec or cfg.spec,
         "routing": cfg.routing, "routers": net.num_routers if cfg.design == "network" else 1,
         "ports": int(net.ports.max()) + int(net.endpoints.max()), "vcs": params.vcs, "depth": params.depth,
-        "flit_width": params.payload_bits, "flit_bits": layout_bits, "clock_mhz": top.freq_mhz,
+        "flit_width": params.payload_bits, "flit_bits": layout_bits, "va_stages": params.va_stages,
+        "clock_mhz": top.freq_mhz,
         "network_routers": net.num_routers,
         **({"lanes": inner.lanes, "id_input": cfg.id_input} if cfg.design == "unit" else {}),
         **figures, "seed": cfg.seed, "pnr_router": cfg.pnr_router, "wide_luts": cfg.wide_luts, "commit": commit,

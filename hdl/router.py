@@ -19,7 +19,8 @@ stored with the flit, so a head that reaches the front of its VC in cycle t can 
 Stages of cycle t, all from start-of-cycle registers: VA (per input VC the best free candidate
 (port, VC of its hop class, `input_class`), minimum of occupancy + priority, ties to the lowest
 port then VC; per output VC a round-robin arbiter over the input VCs i·V + v that can ask for it;
-grants take effect at t + 1), SA
+grants take effect at t + 1; with `va_stages = 2` the arbiters take the requests registered in
+t - 1 that still hold: input VC without output VC, output VC free), SA
 (input-first separable, `alloc_iters` iterations, round-robin arbiters with the contract's
 pointer rules), traversal (crossbar, credit decrement, tail releases the output VC) and credit
 return. Malformed flits are dropped by the rule of docs/microarchitecture.md ("Malformed
@@ -302,11 +303,27 @@ class Router(wiring.Component):
                 ]
                 req_valid[iv], req_o[iv], req_w[iv] = rv, ro, rw
 
+        # the requests the VA arbiters see: this cycle's (va_stages = 1) or, registered, last
+        # cycle's (va_stages = 2), dropped if their input VC has since been granted an output VC
+        if prm.va_stages == 2:
+            arb_valid, arb_o, arb_w = [], [], []
+            for i in range(P):
+                for v in range(V):
+                    iv = i * V + v
+                    rv = Signal(name=f"va2_v_{i}_{v}")
+                    ro = Signal(ob, name=f"va2_o_{i}_{v}")
+                    rw = Signal(wb, name=f"va2_w_{i}_{v}")
+                    m.d.sync += [rv.eq(req_valid[iv]), ro.eq(req_o[iv]), rw.eq(req_w[iv])]
+                    arb_valid.append(rv & ~alloc_valid[i][v])
+                    arb_o.append(ro)
+                    arb_w.append(rw)
+        else:
+            arb_valid, arb_o, arb_w = req_valid, req_o, req_w
         # requests decoded to output VCs; one round-robin arbiter per output VC over NV input VCs
         req_onehot = []
         for iv in range(NV):
             s = Signal(NV, name=f"req_oh_{iv}")
-            m.d.comb += s.eq(Mux(req_valid[iv], Const(1, NV) << index2(req_o[iv], req_w[iv], V), 0))
+            m.d.comb += s.eq(Mux(arb_valid[iv], Const(1, NV) << index2(arb_o[iv], arb_w[iv], V), 0))
             req_onehot.append(s)
         # an input VC requests one output VC, so "some arbiter granted iv" is "iv's arbiter granted it"
         va_granted_any = Const(0, NV)
@@ -318,7 +335,10 @@ class Router(wiring.Component):
                 cand = [iv for iv in range(NV) if o >= R or in_class[iv] == cls_of[w]]
                 arb = RoundRobinArbiter(len(cand))
                 m.submodules[f"va_arb_{o}_{w}"] = arb
-                m.d.comb += [arb.requests.eq(Cat(*[req_onehot[iv][ov] for iv in cand])),
+                reqs = Cat(*[req_onehot[iv][ov] for iv in cand])
+                if prm.va_stages == 2:           # a request of last cycle: its output VC may be taken
+                    reqs = Mux(busy[o][w], 0, reqs)
+                m.d.comb += [arb.requests.eq(reqs),
                              arb.commit.eq(arb.valid), arb.commit_index.eq(arb.index)]
                 va_set[o][w] = arb.valid
                 va_granted_any = va_granted_any | Cat(*[arb.grant[cand.index(iv)] if iv in cand else Const(0, 1)
@@ -465,7 +485,7 @@ class Router(wiring.Component):
                 g = Signal(name=f"va_granted_{i}_{v}")
                 m.d.comb += g.eq(granted_iv[iv])
                 with m.If(g):
-                    m.d.sync += [alloc_valid[i][v].eq(1), alloc_o[i][v].eq(req_o[iv]), alloc_w[i][v].eq(req_w[iv])]
+                    m.d.sync += [alloc_valid[i][v].eq(1), alloc_o[i][v].eq(arb_o[iv]), alloc_w[i][v].eq(arb_w[iv])]
                 with m.If(sent[i] & (sent_v[i] == v) & sel_flit[i].tail):
                     m.d.sync += alloc_valid[i][v].eq(0)
         for o in range(P):

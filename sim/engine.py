@@ -204,10 +204,12 @@ def _endpoint_send(t, e, v, ident, seq, R, LL, ep_router, ep_first, ep_credit,
 
 
 @nb.njit(cache=True)
-def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters,
+def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS,
                nbr_r, nbr_p, dist, nexthop, pen, ep_first, ep_router,
-               # buffers and router state
-               f_pkt, f_seq, f_head, f_cnt, alloc_o, alloc_w, owner, credits, va_ptr, in_ptr, out_ptr,
+               # buffers and router state; pend_o/pend_w[r, iv]: the VC request input VC iv made
+               # last cycle (-1: none), arbitrated this cycle when VS (va_stages) = 2
+               f_pkt, f_seq, f_head, f_cnt, alloc_o, alloc_w, owner, credits, va_ptr, pend_o, pend_w,
+               in_ptr, out_ptr,
                ep_credit, ep_vc, q_head, q_tail, q_sent, router_flits,
                # packets
                pk_src, pk_dst, pk_ctime, pk_hops, pk_inter, pk_phase, pk_decided, pk_next, pk_eseq, pk_done,
@@ -238,6 +240,9 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters,
     req_in = np.empty(NV, np.int64)
     req_o = np.empty(NV, np.int64)
     req_w = np.empty(NV, np.int64)
+    arb_in = np.empty(NV, np.int64)
+    arb_o = np.empty(NV, np.int64)
+    arb_w = np.empty(NV, np.int64)
     best_k = np.full(NV, -1, np.int64)
     in_choice = np.empty(P, np.int64)
     best_in = np.full(P, -1, np.int64)
@@ -369,11 +374,36 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters,
                         req_o[nreq] = o
                         req_w[nreq] = w
                         nreq += 1
-            for k in range(nreq):          # round-robin per output VC over input VC index
-                ov = req_o[k] * V + req_w[k]
-                ptr = va_ptr[r, req_o[k], req_w[k]]
+            # the requests the VA arbiters see: this cycle's (VS = 1), or last cycle's (VS = 2)
+            # whose input VC still holds no output VC and whose output VC is still free
+            narb = 0
+            if VS == 1:
+                for k in range(nreq):
+                    arb_in[k] = req_in[k]
+                    arb_o[k] = req_o[k]
+                    arb_w[k] = req_w[k]
+                narb = nreq
+            else:
+                for iv in range(NV):
+                    o = pend_o[r, iv]
+                    if o < 0:
+                        continue
+                    w = pend_w[r, iv]
+                    pend_o[r, iv] = -1
+                    if alloc_o[r, iv // V, iv % V] >= 0 or owner[r, o, w] >= 0:
+                        continue
+                    arb_in[narb] = iv
+                    arb_o[narb] = o
+                    arb_w[narb] = w
+                    narb += 1
+                for k in range(nreq):
+                    pend_o[r, req_in[k]] = req_o[k]
+                    pend_w[r, req_in[k]] = req_w[k]
+            for k in range(narb):          # round-robin per output VC over input VC index
+                ov = arb_o[k] * V + arb_w[k]
+                ptr = va_ptr[r, arb_o[k], arb_w[k]]
                 b = best_k[ov]
-                if b < 0 or (req_in[k] - ptr) % NV < (req_in[b] - ptr) % NV:
+                if b < 0 or (arb_in[k] - ptr) % NV < (arb_in[b] - ptr) % NV:
                     best_k[ov] = k
             # SA, input-first separable, from start-of-cycle allocations
             for i in range(P):
@@ -508,17 +538,17 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters,
                         c_cnt[sc] = kc + 1
                         break
             # apply VA grants (visible from t + 1)
-            for k in range(nreq):
-                ov = req_o[k] * V + req_w[k]
+            for k in range(narb):
+                ov = arb_o[k] * V + arb_w[k]
                 if best_k[ov] == k:
-                    iv = req_in[k]
-                    owner[r, req_o[k], req_w[k]] = iv
-                    alloc_o[r, iv // V, iv % V] = req_o[k]
-                    alloc_w[r, iv // V, iv % V] = req_w[k]
-                    va_ptr[r, req_o[k], req_w[k]] = (iv + 1) % NV
+                    iv = arb_in[k]
+                    owner[r, arb_o[k], arb_w[k]] = iv
+                    alloc_o[r, iv // V, iv % V] = arb_o[k]
+                    alloc_w[r, iv // V, iv % V] = arb_w[k]
+                    va_ptr[r, arb_o[k], arb_w[k]] = (iv + 1) % NV
                     moved = True
-            for k in range(nreq):
-                best_k[req_o[k] * V + req_w[k]] = -1
+            for k in range(narb):
+                best_k[arb_o[k] * V + arb_w[k]] = -1
         # ---- watchdog -------------------------------------------------------------------------
         if moved:
             counters[2] = 0

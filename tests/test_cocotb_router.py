@@ -1,10 +1,12 @@
 """Single-router co-simulation (one Verilator build of the PolarStar q=3 IQ d'=0 router, its id an input).
 
-* directed (tests/cocotb/router_bench.py): routes against routing_logic, timing, back-pressure,
+* directed (tests/cocotb/router_bench.py), with the one- and the two-stage VC allocator
+  (`va_stages`): routes against routing_logic, timing, back-pressure,
   credit exhaustion and return, VC contention, all ports busy, malformed flits;
 * router in the loop (tests/cocotb/loop_bench.py): the network is the `sim` model with one
   router replaced by the RTL; its ejection trace must equal the pure model's.
 """
+import functools
 import json
 import os
 import pathlib
@@ -35,17 +37,22 @@ SPEC = "polarstar:q=3,supernode=iq,degree=0"
 LOOP_CYCLES = int(os.environ.get("PSTAR_LOOP_CYCLES", "6000"))
 
 
-@pytest.fixture(scope="module")
-def router_build():
+@functools.lru_cache(maxsize=None)
+def build_router(va_stages: int):
     net = build(SPEC)
-    params = RouterParams()
+    params = RouterParams(va_stages=va_stages)
     top = plan(net, "polarstar", params)
 
     def make_verilog():
         return to_verilog(top.proto, "pstar_router"), {}
 
-    meta = harness.build("router-ps26-polarstar", f"router|{params}", make_verilog, "pstar_router")
+    meta = harness.build(f"router-ps26-polarstar-va{va_stages}", f"router|{params}", make_verilog, "pstar_router")
     return net, params, top, meta
+
+
+@pytest.fixture(scope="module", params=[1, 2], ids=["va1", "va2"])
+def router_build(request):
+    return build_router(request.param)
 
 
 @pytest.fixture(scope="module")
@@ -56,6 +63,7 @@ def router_run(router_build, tmp_path_factory):
         c = top.routing.route(ME, RouteState(ME, t))
         route.append(-1 if c[0].port == EJECT else c[0].port)
     cfg = {"R": top.R, "p": top.p, "V": params.vcs, "B": params.depth, "L": params.packet_flits, "C": top.C,
+           "va_stages": params.va_stages,
            "N": net.num_routers, "router": ME, "route": route,
            "class_of_vc": [class_of_vc(w, params.vcs, top.C) for w in range(params.vcs)],
            "fields": {k: [f.offset, f.width] for k, f in top.layout}}
@@ -78,10 +86,10 @@ def canonical(trace):
     return trace[np.lexsort((trace[:, 3], trace[:, 2], trace[:, 1], trace[:, 0]))]
 
 
-@pytest.mark.parametrize("router,load", [(ME, 0.7), (0, 0.9), (17, 0.5)])
-def test_router_in_the_loop(router_build, router, load, tmp_path):
+@pytest.mark.parametrize("va_stages,router,load", [(1, ME, 0.7), (1, 0, 0.9), (1, 17, 0.5), (2, ME, 0.8)])
+def test_router_in_the_loop(va_stages, router, load, tmp_path):
     """The model with router `router` replaced by the RTL delivers exactly what the pure model does."""
-    net, params, top, meta = router_build
+    net, params, top, meta = build_router(va_stages)
     src_model = NetworkSim(net, "polarstar", params, "uniform", load, seed=router + 1)
     src_model.run(LOOP_CYCLES)
     pk = src_model.packets()

@@ -1,9 +1,9 @@
 """`pstar fpga build|sweep`: FPGA prototypes through Yosys + nextpnr (YoWASP tools from PyPI).
 
   pstar fpga build --board {ulx3s-85f,icebreaker} --design {router,network,unit} SPEC [--routing R]
-                   [--ports P] [--vcs V] [--depth B] [--flit-width W] [--freq MHZ]
+                   [--ports P] [--vcs V] [--depth B] [--flit-width W] [--va-stages S] [--freq MHZ]
                    [--router N] [--id-input] [--seed N] [--pnr-router {router1,router2}] [--no-wide-luts] [--json]
-  pstar fpga area SPEC [--routing R] [--ports P] [--vcs V] [--depth B] [--flit-width W] [--router N]
+  pstar fpga area SPEC [--routing R] [--ports P] [--vcs V] [--depth B] [--flit-width W] [--va-stages S] [--router N]
                   [--no-wide-luts] [--json]
   pstar fpga sweep [--quick] [--out docs/fpga_sweep] [--only NAMES | --no-build] [--pnr-router R] [--no-wide-luts] [--json]
 
@@ -26,11 +26,17 @@ def _wide_luts(p):
                    help="ECP5: synthesize with synth_ecp5 -nowidelut (LUT4s only, no PFUMX/L6MUX wide LUTs)")
 
 
+def _va_stages(p):
+    p.add_argument("--va-stages", type=int, default=1, metavar="{1,2}",
+                   help="VC allocation in one cycle (1, default) or pipelined over two (2; docs/microarchitecture.md)")
+
+
 def _common_build(p):
     p.add_argument("--routing", default="polarstar", metavar="R", help="polarstar (arithmetic), min (table), polarized")
     p.add_argument("--vcs", type=int, default=4, metavar="V", help="VCs per port (default 4)")
     p.add_argument("--depth", type=int, default=8, metavar="B", help="flits per VC buffer (default 8)")
     p.add_argument("--flit-width", type=int, default=32, metavar="W", help="flit data (payload) bits (default 32)")
+    _va_stages(p)
     p.add_argument("--freq", type=float, default=None, metavar="MHZ",
                    help="design clock (ECP5: made by the PLL, default 100; iCE40: the 12 MHz board clock)")
     p.add_argument("--seed", type=int, default=1, help="nextpnr placement seed (default 1)")
@@ -70,6 +76,7 @@ def add_parser(sub):
     a.add_argument("--depth", type=int, default=8, metavar="B", help="flits per VC buffer (default 8)")
     a.add_argument("--flit-width", type=int, default=32, metavar="W", help="flit data (payload) bits (default 32)")
     a.add_argument("--router", type=int, default=0, help="which router of SPEC (default 0)")
+    _va_stages(a)
     _wide_luts(a)
     a.add_argument("--quiet", action="store_true", help="no progress on stderr")
     a.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
@@ -96,19 +103,20 @@ def run(args) -> Result:
         from fpga.area import area, table as area_table
         cfg = FpgaConfig(board=args.board, design="router", spec=args.spec, routing=args.routing, ports=args.ports,
                          vcs=args.vcs, depth=args.depth, flit_width=args.flit_width, router=args.router,
-                         wide_luts=not args.no_wide_luts)
+                         va_stages=args.va_stages, wide_luts=not args.no_wide_luts)
         rep = area(cfg, progress=not args.quiet)
         head = (f"router {rep['router']} of {rep['spec']}, {rep['routing']} unit: P={rep['ports']} V={rep['vcs']} "
-                f"B={rep['depth']} W={rep['flit_width']} ({rep['flit_bits']}-bit flits), ECP5 cells with the hierarchy kept"
+                f"B={rep['depth']} W={rep['flit_width']} ({rep['flit_bits']}-bit flits)"
+                f"{', two-stage VA' if rep['va_stages'] == 2 else ''}, ECP5 cells with the hierarchy kept"
                 f"{'' if rep['wide_luts'] else ', no wide LUTs'}")
         return Result(rep, head + "\n\n" + area_table(rep))
     cfg = FpgaConfig(board=args.board, design=args.design, spec=args.spec, routing=args.routing,
                      ports=args.ports, vcs=args.vcs, depth=args.depth, flit_width=args.flit_width,
-                     freq_mhz=args.freq, router=args.router, id_input=args.id_input, seed=args.seed,
+                     va_stages=args.va_stages, freq_mhz=args.freq, router=args.router, id_input=args.id_input, seed=args.seed,
                      pnr_router=args.pnr_router, wide_luts=not args.no_wide_luts, build_dir=args.build_dir)
     rep = build(cfg, progress=not args.quiet, dry_run=args.dry_run)
     keys = ["board", "design", "spec", "routing", "routers", "network_routers", "lanes", "id_input", "ports", "vcs",
-            "depth", "flit_width", "flit_bits",
+            "depth", "flit_width", "flit_bits", "va_stages",
             "clock_mhz", "wide_luts", "lut4", "ff", "bram", "dsp", "lutram", "lc", "fmax_mhz", "constraint_mhz", "timing_met", "seconds",
             "build_dir",
             "bitstream", "log"]

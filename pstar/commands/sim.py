@@ -24,6 +24,7 @@ def add_common(p):
     p.add_argument("--depth", type=int, default=None, help="flits per VC buffer (default 8)")
     p.add_argument("--packet", type=int, default=None, help="flits per packet (default 4)")
     p.add_argument("--alloc-iters", type=int, default=None, help="switch allocator iterations (default 1)")
+    p.add_argument("--va-stages", type=int, default=None, help="VC allocation stages: 1 (default) or 2 (pipelined)")
     p.add_argument("--fail-links", type=float, default=0.0, metavar="F",
                    help="fail this fraction of the links at random (network stays connected); routing is "
                         "recomputed for the damaged network")
@@ -58,7 +59,8 @@ def params_from(args, net):
     from sim.params import RouterParams
 
     kw = {}
-    for key, attr in (("depth", "depth"), ("packet_flits", "packet"), ("alloc_iters", "alloc_iters")):
+    for key, attr in (("depth", "depth"), ("packet_flits", "packet"), ("alloc_iters", "alloc_iters"),
+                      ("va_stages", "va_stages")):
         if getattr(args, attr) is not None:
             kw[key] = getattr(args, attr)
     vcs = args.vcs if args.vcs is not None else default_vcs(net, args.routing)
