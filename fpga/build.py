@@ -51,6 +51,7 @@ class FpgaConfig:
     depth: int = 8
     flit_width: int = 32
     va_stages: int = 1               # VC allocation stages (sim.params.RouterParams.va_stages)
+    st_stage: int = 0                # 1: switch traversal a cycle after SA (RouterParams.st_stage)
     freq_mhz: float | None = None    # None: 100 MHz on ECP5, the 12 MHz board clock on iCE40
     router: int = 0                  # which router of SPEC the router / unit design builds
     id_input: bool = False           # unit design: the router id is an input (table units: a loadable RAM)
@@ -70,6 +71,8 @@ class FpgaConfig:
             d.pop("wide_luts")
         if d["va_stages"] == 1:
             d.pop("va_stages")
+        if d["st_stage"] == 0:
+            d.pop("st_stage")
         return hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:10]
 
 
@@ -98,6 +101,7 @@ def validate(cfg: FpgaConfig):
     _int("depth", cfg.depth, 2, 256)
     _int("flit-width", cfg.flit_width, 1, 1024)
     _int("va-stages", cfg.va_stages, 1, 2)
+    _int("st-stage", cfg.st_stage, 0, 1)
     _int("seed", cfg.seed, 0, 2**31 - 1)
     check_pnr_router(cfg.pnr_router)
     freq = cfg.freq_mhz if cfg.freq_mhz is not None else (100.0 if board.pll else board.clock_mhz)
@@ -119,7 +123,8 @@ def validate(cfg: FpgaConfig):
         raise ParameterError(f"no-wide-luts: an ECP5 option (synth_ecp5 -nowidelut); {board.name} is {board.family}")
     if cfg.id_input and cfg.design != "unit":
         raise ParameterError(f"id-input: only for --design unit (the {cfg.design} design's routers have constant ids)")
-    params = RouterParams(vcs=cfg.vcs, depth=cfg.depth, payload_bits=cfg.flit_width, va_stages=cfg.va_stages)
+    params = RouterParams(vcs=cfg.vcs, depth=cfg.depth, payload_bits=cfg.flit_width, va_stages=cfg.va_stages,
+                          st_stage=cfg.st_stage)
     return board, net, params, float(freq), routing_for(cfg, net, params)
 
 
@@ -244,7 +249,7 @@ def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False) -> dict
                 "routing": cfg.routing, "routers": net.num_routers if cfg.design == "network" else 1,
                 "ports": int(net.ports.max()) + int(net.endpoints.max()), "vcs": params.vcs,
                 "depth": params.depth, "flit_width": params.payload_bits, "va_stages": params.va_stages,
-                "flit_bits": flit_layout(net.num_routers, int(net.endpoints.max()), params).size,
+                "st_stage": params.st_stage, "flit_bits": flit_layout(net.num_routers, int(net.endpoints.max()), params).size,
                 "clock_mhz": freq, "wide_luts": cfg.wide_luts, "build_dir": str(out_dir),
                 **({"id_input": cfg.id_input} if cfg.design == "unit" else {})}
     env = tool_env(board.family)        # the tools are there, before anything is written
@@ -305,6 +310,7 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
         "routing": cfg.routing, "routers": net.num_routers if cfg.design == "network" else 1,
         "ports": int(net.ports.max()) + int(net.endpoints.max()), "vcs": params.vcs, "depth": params.depth,
         "flit_width": params.payload_bits, "flit_bits": layout_bits, "va_stages": params.va_stages,
+        "st_stage": params.st_stage,
         "clock_mhz": top.freq_mhz,
         "network_routers": net.num_routers,
         **({"lanes": inner.lanes, "id_input": cfg.id_input} if cfg.design == "unit" else {}),

@@ -7,7 +7,10 @@ delivers at most one flit per cycle per port), the front entry of every VC reada
 under credit flow control; if it does, the entry is discarded and `overflow` pulses.
 
 With `body_width` > 0 each entry has a second part, the body, in a memory of its own with a single
-combinational read port: `rd_body` is the front body of VC `rd_vc`. The router keeps there the
+read port: `rd_body` is the front body of VC `rd_vc`, combinationally, or with `body_sync` the
+front body VC `rd_vc` had in the previous cycle (a registered read: the router's switch traversal
+stage, `st_stage = 1`; the entry cannot be overwritten in between, since its credit only goes
+upstream when it is popped). The router keeps there the
 flit fields only the crossbar reads, so that those are read once per port (at the VC the switch
 allocator chose) instead of once per VC and then multiplexed: the LUTRAM's own read multiplexer
 does the V:1 selection, and synthesis cannot merge it into the crossbar's P:1 (see docs/fpga.md,
@@ -28,13 +31,14 @@ class VCBuffer(wiring.Component):
     # flag off by one) to show that the FIFO proof catches it (tests/test_formal.py)
     _slack = 0
 
-    def __init__(self, vcs: int, depth: int, width: int, body_width: int = 0):
+    def __init__(self, vcs: int, depth: int, width: int, body_width: int = 0, body_sync: bool = False):
         for name, v in (("vcs", vcs), ("depth", depth), ("width", width)):
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"{name}={v!r}: must be a positive integer")
         if not isinstance(body_width, int) or isinstance(body_width, bool) or body_width < 0:
             raise ValueError(f"body_width={body_width!r}: must be an integer >= 0")
         self.vcs, self.depth, self.width, self.body_width = vcs, depth, width, body_width
+        self.body_sync = bool(body_sync)
         body = {} if body_width == 0 else {
             "w_body": In(body_width),
             "rd_vc": In(range(vcs)) if vcs > 1 else In(1),
@@ -92,7 +96,7 @@ class VCBuffer(wiring.Component):
             m.submodules.body = body = Memory(shape=self.body_width, depth=V * B, init=[])
             bw = body.write_port()
             m.d.comb += [bw.addr.eq(wp.addr), bw.data.eq(self.w_body), bw.en.eq(wp.en)]
-            rp = body.read_port(domain="comb")
+            rp = body.read_port(domain="sync", transparent_for=()) if self.body_sync else body.read_port(domain="comb")
             rvc = self.rd_vc if V > 1 else Const(0, 1)
             head_sel = Signal(range(B))
             for v in range(V):

@@ -1,11 +1,11 @@
-"""Switch traversal of the router (docs/microarchitecture.md): each input port sends the front
-flit of the VC its switch-allocator grant chose, and each output port takes the flit of the input
-port it granted (P:1), with the output VC that input VC holds. Combinational; a component of its
-own so that synthesis reports (`pstar fpga area`) show what it costs.
+"""Switch traversal of the router (docs/microarchitecture.md): each output port takes the flit of
+the input port it granted (P:1), with the output VC that input VC holds. Combinational; a
+component of its own so that synthesis reports (`pstar fpga area`) show what it costs.
 
 A flit reaches the crossbar in two parts (hdl/buffer.py): the fields the allocators read from every
-VC's front (`FRONT_FIELDS`), selected here per input port (V:1), and the rest, the body, which the
-input buffer already read at the chosen VC.
+VC's front (`FRONT_FIELDS`), which the router selects at the VC the switch allocator chose, and
+the rest, the body, which the input buffer reads at that VC. With `st_stage = 1` both arrive a
+cycle after switch allocation (registered front, synchronous body read), and so does `src`.
 """
 from __future__ import annotations
 
@@ -30,14 +30,12 @@ def split_layout(layout: data.StructLayout) -> tuple[data.StructLayout, data.Str
 class Crossbar(wiring.Component):
     """ports P, vcs V, layout: the flit layout (`sim.flit.flit_layout`).
 
-    front[i][v]   In   the front fields of input VC (i, v)'s front flit
-    body[i]       In   the body of input port i's flit this cycle (read at in_vc[i])
-    alloc_w[i][v] In   the output VC input VC (i, v) holds
-    in_vc[i]      In   the VC input port i sends from this cycle
-    src[o]        In   the input port output o takes
-    in_flit[i]    Out  the flit input port i sends: front[i][in_vc[i]] and body[i]
-    out_flit[o]   Out  in_flit[src[o]]
-    out_vc[o]     Out  alloc_w[src[o]][in_vc[src[o]]]
+    front[i]    In   the front fields of the flit input port i sends
+    body[i]     In   the body of that flit
+    vc[i]       In   the output VC that flit's input VC holds
+    src[o]      In   the input port output o takes
+    out_flit[o] Out  the flit of input port src[o]
+    out_vc[o]   Out  vc[src[o]]
     """
 
     def __init__(self, ports: int, vcs: int, layout: data.StructLayout):
@@ -46,33 +44,28 @@ class Crossbar(wiring.Component):
         self.front_layout, self.body_layout = split_layout(layout)
         wb, ob = bits_for(vcs), bits_for(ports)
         super().__init__({
-            "front": In(self.front_layout).array(ports, vcs),
+            "front": In(self.front_layout).array(ports),
             "body": In(self.body_layout).array(ports),
-            "alloc_w": In(wb).array(ports, vcs),
-            "in_vc": In(wb).array(ports),
+            "vc": In(wb).array(ports),
             "src": In(ob).array(ports),
-            "in_flit": Out(layout).array(ports),
             "out_flit": Out(layout).array(ports),
             "out_vc": Out(wb).array(ports),
         })
 
     def elaborate(self, platform):
         m = Module()
-        P, V = self.P, self.V
-        sel_w = []
-        for i in range(P):
-            fl = self.in_flit[i]
-            sel = Signal(self.front_layout, name=f"front_sel_{i}")
-            m.d.comb += sel.eq(Array(f.as_value() for f in self.front[i])[self.in_vc[i]] if V > 1 else self.front[i][0])
+        flits = []
+        for i in range(self.P):
+            fl = Signal(self.layout, name=f"xin_{i}")
             for name, _ in self.front_layout:
-                m.d.comb += getattr(fl, name).eq(getattr(sel, name))
+                m.d.comb += getattr(fl, name).eq(getattr(self.front[i], name))
             for name, _ in self.body_layout:
                 m.d.comb += getattr(fl, name).eq(getattr(self.body[i], name))
-            sel_w.append(Array(self.alloc_w[i])[self.in_vc[i]] if V > 1 else self.alloc_w[i][0])
-        for o in range(P):
+            flits.append(fl)
+        for o in range(self.P):
             src = self.src[o]
-            m.d.comb += [self.out_flit[o].eq(Array(f.as_value() for f in self.in_flit)[src]),
-                         self.out_vc[o].eq(Array(sel_w)[src])]
+            m.d.comb += [self.out_flit[o].eq(Array(f.as_value() for f in flits)[src]),
+                         self.out_vc[o].eq(Array(self.vc)[src])]
         return m
 
 

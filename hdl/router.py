@@ -205,7 +205,7 @@ class Router(wiring.Component):
                 m.d.comb += ent.prio.eq(unit.answer[i].prio)
             if unit.escapes:
                 m.d.comb += body.phase.eq(fl.phase & ~(fl.head & unit.answer[i].escape))
-            buf = VCBuffer(V, B, entry.size, body_layout.size)
+            buf = VCBuffer(V, B, entry.size, body_layout.size, body_sync=bool(prm.st_stage))
             m.submodules[f"buf{i}"] = buf
             m.d.comb += [buf.w_valid.eq(valid), buf.w_data.eq(ent.as_value()), buf.w_body.eq(body)]
             if V > 1:
@@ -425,26 +425,53 @@ class Router(wiring.Component):
             m.d.comb += [out_arb[o].commit.eq(out_valid[o]), out_arb[o].commit_index.eq(out_src[o])]
 
         # ---- traversal ----------------------------------------------------------------------
-        m.submodules.xbar = xbar = Crossbar(P, V, self.layout)
+        # what SA itself needs of the flits it sends (this cycle): tail bit and output VC
+        sel_front = []
+        sel_w = []
         for i in range(P):
-            m.d.comb += [xbar.in_vc[i].eq(sent_v[i]), xbar.body[i].eq(bufs[i].rd_body)]
+            sf = Signal(front_layout, name=f"sel_front_{i}")
+            sw = Signal(wb, name=f"sel_w_{i}")
             if V > 1:
-                m.d.comb += bufs[i].rd_vc.eq(sent_v[i])
-            for v in range(V):
-                m.d.comb += [xbar.front[i][v].eq(fronts[i][v].flit), xbar.alloc_w[i][v].eq(alloc_w[i][v])]
-        sel_flit = xbar.in_flit
-        out_w = xbar.out_vc
+                m.d.comb += [sf.eq(Array(f.flit.as_value() for f in fronts[i])[sent_v[i]]),
+                             sw.eq(Array(alloc_w[i])[sent_v[i]]), bufs[i].rd_vc.eq(sent_v[i])]
+            else:
+                m.d.comb += [sf.eq(fronts[i][0].flit), sw.eq(alloc_w[i][0])]
+            sel_front.append(sf)
+            sel_w.append(sw)
+        out_w = []
         out_tail = []
         for o in range(P):
+            ow = Signal(wb, name=f"out_w_{o}")
+            ot = Signal(name=f"out_tail_{o}")
+            m.d.comb += [ow.eq(Array(sel_w)[out_src[o]]),
+                         ot.eq(out_valid[o] & Array(s_.tail for s_ in sel_front)[out_src[o]])]
+            out_w.append(ow)
+            out_tail.append(ot)
+        # the crossbar: in this cycle, or (st_stage = 1) in the next one from registered choices
+        # and the buffers' registered body reads (VCBuffer body_sync)
+        m.submodules.xbar = xbar = Crossbar(P, V, self.layout)
+        st = prm.st_stage
+
+        def stage(value, name):
+            if not st:
+                return value
+            r_ = Signal.like(value, name=f"st_{name}")
+            m.d.sync += r_.eq(value)
+            return r_
+
+        for i in range(P):
+            m.d.comb += [xbar.front[i].eq(stage(sel_front[i], f"front_{i}")), xbar.vc[i].eq(stage(sel_w[i], f"w_{i}")),
+                         xbar.body[i].eq(bufs[i].rd_body)]
+        for o in range(P):
             fl = xbar.out_flit[o]
-            m.d.comb += xbar.src[o].eq(out_src[o])
+            m.d.comb += xbar.src[o].eq(stage(out_src[o], f"src_{o}"))
             out = self.flit_out[o].payload
-            m.d.comb += [out.eq(fl), out.vc.eq(out_w[o]), self.flit_out[o].valid.eq(out_valid[o])]
+            m.d.comb += [out.eq(fl), out.vc.eq(xbar.out_vc[o]),
+                         self.flit_out[o].valid.eq(stage(out_valid[o], f"valid_{o}"))]
             if o < R:
                 hmax = (1 << HOPS_BITS) - 1
                 with m.If(fl.head):
                     m.d.comb += out.hops.eq(Mux(fl.hops == hmax, hmax, fl.hops + 1))
-            out_tail.append(out_valid[o] & fl.tail)
 
         # credits of network outputs
         for o in range(R):
@@ -486,7 +513,7 @@ class Router(wiring.Component):
                 m.d.comb += g.eq(granted_iv[iv])
                 with m.If(g):
                     m.d.sync += [alloc_valid[i][v].eq(1), alloc_o[i][v].eq(arb_o[iv]), alloc_w[i][v].eq(arb_w[iv])]
-                with m.If(sent[i] & (sent_v[i] == v) & sel_flit[i].tail):
+                with m.If(sent[i] & (sent_v[i] == v) & sel_front[i].tail):
                     m.d.sync += alloc_valid[i][v].eq(0)
         for o in range(P):
             for w in range(V):

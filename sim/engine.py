@@ -204,7 +204,7 @@ def _endpoint_send(t, e, v, ident, seq, R, LL, ep_router, ep_first, ep_credit,
 
 
 @nb.njit(cache=True)
-def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS,
+def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, ST,
                nbr_r, nbr_p, dist, nexthop, pen, ep_first, ep_router,
                # buffers and router state; pend_o/pend_w[r, iv]: the VC request input VC iv made
                # last cycle (-1: none), arbitrated this cycle when VS (va_stages) = 2
@@ -471,7 +471,7 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS,
                             pk_phase[pk] = 1
                     if o < R:
                         credits[r, o, w] -= 1
-                        s2 = (t + LL) % RING
+                        s2 = (t + ST + LL) % RING     # ST: the flit leaves the router a cycle after SA
                         ka = a_cnt[s2]
                         a_r[s2, ka] = nbr_r[r, o]
                         a_p[s2, ka] = nbr_p[r, o]
@@ -487,13 +487,13 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS,
                         counters[1] += 1
                         if trace_len[0] < trace.shape[0]:
                             tl = trace_len[0]
-                            trace[tl, 0] = t + LL
+                            trace[tl, 0] = t + ST + LL
                             trace[tl, 1] = e
                             trace[tl, 2] = pk
                             trace[tl, 3] = seq
                             trace_len[0] = tl + 1
                         if seq == L - 1:
-                            pk_done[pk] = t + LL
+                            pk_done[pk] = t + ST + LL
                             h = pk_hops[pk]
                             if h < eject_hist.shape[0]:
                                 eject_hist[h] += 1

@@ -113,7 +113,7 @@ class NetworkSim:
         self.q_tail = np.full(self.E, -1, dtype=np.int64)
         self.q_sent = np.zeros(self.E, dtype=np.int64)
         self.router_flits = np.zeros(n, dtype=np.int64)
-        ring = max(params.link_latency, params.credit_latency) + 1
+        ring = max(params.link_latency + params.st_stage, params.credit_latency) + 1
         cap = n * P + self.E + 1
         self.a_cnt = np.zeros(ring, dtype=np.int64)
         self.a_r, self.a_p, self.a_v, self.a_pkt, self.a_seq = (np.zeros((ring, cap), dtype=np.int64) for _ in range(5))
@@ -311,7 +311,7 @@ class NetworkSim:
             ggt, ggp = self._due_garbage(self.cycle, t1)
             status, t = engine.run_cycles(
                 self.cycle, t1, self.mode, self.R, p.vcs, p.depth, p.packet_flits, p.link_latency,
-                p.credit_latency, p.watchdog, self.vc_classes, p.alloc_iters, p.va_stages, self.nbr_r, self.nbr_p, self.dist, self.nexthop, self.pen,
+                p.credit_latency, p.watchdog, self.vc_classes, p.alloc_iters, p.va_stages, p.st_stage, self.nbr_r, self.nbr_p, self.dist, self.nexthop, self.pen,
                 self.ep_first, self.ep_router, self.f_pkt, self.f_seq, self.f_head, self.f_cnt, self.alloc_o,
                 self.alloc_w, self.owner, self.credits, self.va_ptr, self.pend_o, self.pend_w, self.in_ptr, self.out_ptr, self.ep_credit, self.ep_vc,
                 self.q_head, self.q_tail, self.q_sent, self.router_flits, self.pk_src, self.pk_dst, self.pk_ctime,

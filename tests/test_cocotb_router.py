@@ -1,7 +1,7 @@
 """Single-router co-simulation (one Verilator build of the PolarStar q=3 IQ d'=0 router, its id an input).
 
-* directed (tests/cocotb/router_bench.py), with the one- and the two-stage VC allocator
-  (`va_stages`): routes against routing_logic, timing, back-pressure,
+* directed (tests/cocotb/router_bench.py), for the one-cycle router and the pipelined one
+  (`va_stages = 2`, `st_stage = 1`): routes against routing_logic, timing, back-pressure,
   credit exhaustion and return, VC contention, all ports busy, malformed flits;
 * router in the loop (tests/cocotb/loop_bench.py): the network is the `sim` model with one
   router replaced by the RTL; its ejection trace must equal the pure model's.
@@ -38,21 +38,23 @@ LOOP_CYCLES = int(os.environ.get("PSTAR_LOOP_CYCLES", "6000"))
 
 
 @functools.lru_cache(maxsize=None)
-def build_router(va_stages: int):
+def build_router(va_stages: int, st_stage: int):
     net = build(SPEC)
-    params = RouterParams(va_stages=va_stages)
+    params = RouterParams(va_stages=va_stages, st_stage=st_stage)
     top = plan(net, "polarstar", params)
 
     def make_verilog():
         return to_verilog(top.proto, "pstar_router"), {}
 
-    meta = harness.build(f"router-ps26-polarstar-va{va_stages}", f"router|{params}", make_verilog, "pstar_router")
+    meta = harness.build(f"router-ps26-polarstar-va{va_stages}-st{st_stage}", f"router|{params}", make_verilog,
+                         "pstar_router")
     return net, params, top, meta
 
 
-@pytest.fixture(scope="module", params=[1, 2], ids=["va1", "va2"])
+# the one-cycle router of the contract, and the pipelined one (two-stage VA, switch traversal stage)
+@pytest.fixture(scope="module", params=[(1, 0), (2, 1)], ids=["va1-st0", "va2-st1"])
 def router_build(request):
-    return build_router(request.param)
+    return build_router(*request.param)
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +65,7 @@ def router_run(router_build, tmp_path_factory):
         c = top.routing.route(ME, RouteState(ME, t))
         route.append(-1 if c[0].port == EJECT else c[0].port)
     cfg = {"R": top.R, "p": top.p, "V": params.vcs, "B": params.depth, "L": params.packet_flits, "C": top.C,
-           "va_stages": params.va_stages,
+           "va_stages": params.va_stages, "st_stage": params.st_stage,
            "N": net.num_routers, "router": ME, "route": route,
            "class_of_vc": [class_of_vc(w, params.vcs, top.C) for w in range(params.vcs)],
            "fields": {k: [f.offset, f.width] for k, f in top.layout}}
@@ -86,10 +88,11 @@ def canonical(trace):
     return trace[np.lexsort((trace[:, 3], trace[:, 2], trace[:, 1], trace[:, 0]))]
 
 
-@pytest.mark.parametrize("va_stages,router,load", [(1, ME, 0.7), (1, 0, 0.9), (1, 17, 0.5), (2, ME, 0.8)])
-def test_router_in_the_loop(va_stages, router, load, tmp_path):
+@pytest.mark.parametrize("stages,router,load", [((1, 0), ME, 0.7), ((1, 0), 0, 0.9), ((1, 0), 17, 0.5),
+                                                ((2, 0), ME, 0.8), ((1, 1), 0, 0.8), ((2, 1), 17, 0.9)])
+def test_router_in_the_loop(stages, router, load, tmp_path):
     """The model with router `router` replaced by the RTL delivers exactly what the pure model does."""
-    net, params, top, meta = build_router(va_stages)
+    net, params, top, meta = build_router(*stages)
     src_model = NetworkSim(net, "polarstar", params, "uniform", load, seed=router + 1)
     src_model.run(LOOP_CYCLES)
     pk = src_model.packets()
