@@ -8,9 +8,9 @@ under credit flow control; if it does, the entry is discarded and `overflow` pul
 
 With `body_width` > 0 each entry has a second part, the body, in a memory of its own with a single
 read port: `rd_body` is the front body of VC `rd_vc`, combinationally, or with `body_sync` the
-front body VC `rd_vc` had in the previous cycle (a registered read: the router's switch traversal
-stage, `st_stage = 1`; the entry cannot be overwritten in between, since its credit only goes
-upstream when it is popped). The router keeps there the
+front body VC `rd_vc` had in the previous cycle (its address registered, read in this cycle: the
+router's switch traversal stage, `st_stage = 1`; the entry cannot be overwritten in between,
+since its credit only goes upstream when it is popped). The router keeps there the
 flit fields only the crossbar reads, so that those are read once per port (at the VC the switch
 allocator chose) instead of once per VC and then multiplexed: the LUTRAM's own read multiplexer
 does the V:1 selection, and synthesis cannot merge it into the crossbar's P:1 (see docs/fpga.md,
@@ -96,13 +96,21 @@ class VCBuffer(wiring.Component):
             m.submodules.body = body = Memory(shape=self.body_width, depth=V * B, init=[])
             bw = body.write_port()
             m.d.comb += [bw.addr.eq(wp.addr), bw.data.eq(self.w_body), bw.en.eq(wp.en)]
-            rp = body.read_port(domain="sync", transparent_for=()) if self.body_sync else body.read_port(domain="comb")
+            rp = body.read_port(domain="comb")
             rvc = self.rd_vc if V > 1 else Const(0, 1)
             head_sel = Signal(range(B))
             for v in range(V):
                 with m.If(rvc == v):
                     m.d.comb += head_sel.eq(head[v])
-            m.d.comb += [rp.addr.eq(index2(rvc, head_sel, B)), self.rd_body.eq(rp.data)]
+            addr = Signal(range(V * B), name="rd_addr")
+            m.d.comb += addr.eq(index2(rvc, head_sel, B))
+            if self.body_sync:
+                # the address is registered, the read itself is in the next cycle: the LUTRAM
+                # read is then off the path that chooses the address (the switch allocator)
+                addr_r = Signal(range(V * B), name="rd_addr_r")
+                m.d.sync += addr_r.eq(addr)
+                addr = addr_r
+            m.d.comb += [rp.addr.eq(addr), self.rd_body.eq(rp.data)]
         return m
 
 
