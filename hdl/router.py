@@ -22,8 +22,8 @@ port then VC; per output VC a round-robin arbiter over the input VCs i·V + v th
 grants take effect at t + 1; with `va_stages = 2` the arbiters take the requests registered in
 t - 1 that still hold: input VC without output VC, output VC free), SA
 (input-first separable, `alloc_iters` iterations, round-robin arbiters with the contract's
-pointer rules), traversal (crossbar, credit decrement, tail releases the output VC) and credit
-return. Malformed flits are dropped by the rule of docs/microarchitecture.md ("Malformed
+pointer rules), traversal (crossbar, credit decrement, tail releases the output VC; with
+`st_stage = 1` the crossbar runs in t + 1 on SA's registered choices) and credit return. Malformed flits are dropped by the rule of docs/microarchitecture.md ("Malformed
 flits"): popped in a cycle in which their input port sends nothing, their credit returned, and
 counted on `dropped`.
 """
