@@ -29,6 +29,22 @@ def one_hot_index(m: Module, onehot, n: int):
     return idx
 
 
+def lowest_set_bit(value, n: int):
+    """The lowest set bit of an `n`-bit value, one-hot (0 when none): the value AND NOT the OR of
+    the bits below each bit, that OR a log-depth prefix tree. Not `x & (~x + 1)`: synthesis
+    maps that increment to a carry chain, whose entry and exit routing were the longest part of
+    the switch allocator's path on ECP5."""
+    below = Const(0, n)
+    prefix = value
+    shift = 1
+    while shift < n:
+        prefix = prefix | (prefix << shift)[:n]
+        shift *= 2
+    if n > 1:
+        below = (prefix << 1)[:n]
+    return value & ~below
+
+
 class RoundRobinPick(wiring.Component):
     """Combinational round-robin choice: first set bit of `requests` at or after `ptr` (cyclic)."""
 
@@ -55,7 +71,7 @@ class RoundRobinPick(wiring.Component):
         m.d.comb += high.eq(self.requests & at_or_after)
         sel = Signal(n)
         m.d.comb += sel.eq(Mux(high.any(), high, self.requests))
-        m.d.comb += self.grant.eq(sel & (~sel + 1)[:n])          # lowest set bit
+        m.d.comb += self.grant.eq(lowest_set_bit(sel, n))
         m.d.comb += self.valid.eq(self.requests.any())
         m.d.comb += self.index.eq(one_hot_index(m, self.grant, n))
         return m
@@ -89,4 +105,4 @@ class RoundRobinArbiter(wiring.Component):
         return m
 
 
-__all__ = ["RoundRobinArbiter", "RoundRobinPick", "one_hot_index"]
+__all__ = ["RoundRobinArbiter", "RoundRobinPick", "lowest_set_bit", "one_hot_index"]

@@ -38,7 +38,7 @@ from amaranth.lib.wiring import In, Out
 from sim.flit import HOPS_BITS, bits_for
 from sim.params import RouterParams
 
-from .arbiter import RoundRobinArbiter, RoundRobinPick, one_hot_index
+from .arbiter import RoundRobinArbiter, RoundRobinPick, lowest_set_bit, one_hot_index
 from .buffer import VCBuffer
 from .checks import quiet_on_error
 from .crossbar import Crossbar, split_layout
@@ -291,7 +291,7 @@ class Router(wiring.Component):
                 else:
                     m.d.comb += free.eq(local_free[0])
                 low = Signal(V, name=f"llow_{i}_{v}")
-                m.d.comb += low.eq(free & (~free + 1)[:V])
+                m.d.comb += low.eq(lowest_set_bit(free, V))
                 lw = one_hot_index(m, low, V)
                 rv = Signal(name=f"req_v_{i}_{v}")
                 ro = Signal(ob, name=f"req_o_{i}_{v}")
@@ -492,7 +492,7 @@ class Router(wiring.Component):
             m.d.comb += mal.eq(Cat(*[(counts[i][v] > 0) & Mux(fronts[i][v].flit.head, fronts[i][v].bad,
                                                                  ~alloc_valid[i][v]) for v in range(V)]))
             low = Signal(V, name=f"mal_low_{i}")
-            m.d.comb += low.eq(mal & (~mal + 1)[:V])
+            m.d.comb += low.eq(lowest_set_bit(mal, V))
             d = Signal(name=f"drop_{i}")
             m.d.comb += d.eq(~sent[i] & mal.any())
             drop.append(d)
