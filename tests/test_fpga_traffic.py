@@ -475,10 +475,11 @@ def ejections_of(seen, lay, first, start):
     return sorted(out)
 
 
-@pytest.mark.parametrize("routing,vcs", [("polarstar", 3), ("min", 2)])    # V = the routing's VC classes
-def test_network_traffic_top_matches_model(routing, vcs):
+# V = the routing's VC classes; stages = (va_stages, st_stage): the one-cycle and the pipelined router
+@pytest.mark.parametrize("routing,vcs,stages", [("polarstar", 3, (1, 0)), ("min", 2, (1, 0)), ("min", 2, (2, 1))])
+def test_network_traffic_top_matches_model(routing, vcs, stages):
     net = build(SMALL)
-    params = RouterParams(vcs=vcs)
+    params = RouterParams(vcs=vcs, va_stages=stages[0], st_stage=stages[1])
     top = NetworkTrafficTop(net, routing, params, divisor=DIV)
     E, L = top.E, params.packet_flits
     load, budget = 45, 5
