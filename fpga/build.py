@@ -60,19 +60,16 @@ class FpgaConfig:
     wide_luts: bool = True           # ECP5: False maps with `synth_ecp5 -nowidelut` (LUT4s only, no PFUMX/L6MUX)
     build_dir: str | None = None
 
+    # options added after the first builds: left out of the key at their defaults, so that the
+    # build directories of earlier builds keep their names
+    _KEY_DEFAULTS = {"pnr_router": "router1", "id_input": False, "wide_luts": True, "va_stages": 1, "st_stage": 0}
+
     def key(self) -> str:
         d = dataclasses.asdict(self)
         d.pop("build_dir")
-        if d["pnr_router"] == "router1":  # keeps the build directories of earlier builds
-            d.pop("pnr_router")
-        if not d["id_input"]:
-            d.pop("id_input")
-        if d["wide_luts"]:
-            d.pop("wide_luts")
-        if d["va_stages"] == 1:
-            d.pop("va_stages")
-        if d["st_stage"] == 0:
-            d.pop("st_stage")
+        for name, default in self._KEY_DEFAULTS.items():
+            if d[name] == default:
+                d.pop(name)
         return hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:10]
 
 

@@ -23,9 +23,10 @@ grants take effect at t + 1; with `va_stages = 2` the arbiters take the requests
 t - 1 that still hold: input VC without output VC, output VC free), SA
 (input-first separable, `alloc_iters` iterations, round-robin arbiters with the contract's
 pointer rules), traversal (crossbar, credit decrement, tail releases the output VC; with
-`st_stage = 1` the crossbar runs in t + 1 on SA's registered choices) and credit return. Malformed flits are dropped by the rule of docs/microarchitecture.md ("Malformed
-flits"): popped in a cycle in which their input port sends nothing, their credit returned, and
-counted on `dropped`.
+`st_stage = 1` the crossbar runs in t + 1 on SA's registered choices) and credit return.
+Malformed flits are dropped by the rule of docs/microarchitecture.md ("Malformed flits"): popped
+in a cycle in which their input port sends nothing, their credit returned, and counted on
+`dropped`.
 """
 from __future__ import annotations
 
@@ -319,7 +320,8 @@ class Router(wiring.Component):
                     arb_w.append(rw)
         else:
             arb_valid, arb_o, arb_w = req_valid, req_o, req_w
-        # requests decoded to output VCs; one round-robin arbiter per output VC over NV input VCs
+        # requests decoded to output VCs; one round-robin arbiter per output VC over the input VCs
+        # that can ask for it
         req_onehot = []
         for iv in range(NV):
             s = Signal(NV, name=f"req_oh_{iv}")
@@ -341,7 +343,8 @@ class Router(wiring.Component):
                 m.d.comb += [arb.requests.eq(reqs),
                              arb.commit.eq(arb.valid), arb.commit_index.eq(arb.index)]
                 va_set[o][w] = arb.valid
-                va_granted_any = va_granted_any | Cat(*[arb.grant[cand.index(iv)] if iv in cand else Const(0, 1)
+                at = {iv: k for k, iv in enumerate(cand)}
+                va_granted_any = va_granted_any | Cat(*[arb.grant[at[iv]] if iv in at else Const(0, 1)
                                                         for iv in range(NV)])
         granted_iv = Signal(NV, name="va_granted")
         m.d.comb += granted_iv.eq(va_granted_any)

@@ -240,9 +240,9 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, ST,
     req_in = np.empty(NV, np.int64)
     req_o = np.empty(NV, np.int64)
     req_w = np.empty(NV, np.int64)
-    arb_in = np.empty(NV, np.int64)
-    arb_o = np.empty(NV, np.int64)
-    arb_w = np.empty(NV, np.int64)
+    last_in = np.empty(NV, np.int64)     # VS = 2: last cycle's requests that still hold
+    last_o = np.empty(NV, np.int64)
+    last_w = np.empty(NV, np.int64)
     best_k = np.full(NV, -1, np.int64)
     in_choice = np.empty(P, np.int64)
     best_in = np.full(P, -1, np.int64)
@@ -376,14 +376,10 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, ST,
                         nreq += 1
             # the requests the VA arbiters see: this cycle's (VS = 1), or last cycle's (VS = 2)
             # whose input VC still holds no output VC and whose output VC is still free
-            narb = 0
             if VS == 1:
-                for k in range(nreq):
-                    arb_in[k] = req_in[k]
-                    arb_o[k] = req_o[k]
-                    arb_w[k] = req_w[k]
-                narb = nreq
+                arb_in, arb_o, arb_w, narb = req_in, req_o, req_w, nreq
             else:
+                arb_in, arb_o, arb_w, narb = last_in, last_o, last_w, 0
                 for iv in range(NV):
                     o = pend_o[r, iv]
                     if o < 0:

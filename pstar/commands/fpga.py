@@ -26,7 +26,7 @@ def _wide_luts(p):
                    help="ECP5: synthesize with synth_ecp5 -nowidelut (LUT4s only, no PFUMX/L6MUX wide LUTs)")
 
 
-def _va_stages(p):
+def _pipeline(p):
     p.add_argument("--va-stages", type=int, default=1, metavar="{1,2}",
                    help="VC allocation in one cycle (1, default) or pipelined over two (2; docs/microarchitecture.md)")
     p.add_argument("--st-stage", type=int, default=0, metavar="{0,1}",
@@ -38,7 +38,7 @@ def _common_build(p):
     p.add_argument("--vcs", type=int, default=4, metavar="V", help="VCs per port (default 4)")
     p.add_argument("--depth", type=int, default=8, metavar="B", help="flits per VC buffer (default 8)")
     p.add_argument("--flit-width", type=int, default=32, metavar="W", help="flit data (payload) bits (default 32)")
-    _va_stages(p)
+    _pipeline(p)
     p.add_argument("--freq", type=float, default=None, metavar="MHZ",
                    help="design clock (ECP5: made by the PLL, default 100; iCE40: the 12 MHz board clock)")
     p.add_argument("--seed", type=int, default=1, help="nextpnr placement seed (default 1)")
@@ -78,7 +78,7 @@ def add_parser(sub):
     a.add_argument("--depth", type=int, default=8, metavar="B", help="flits per VC buffer (default 8)")
     a.add_argument("--flit-width", type=int, default=32, metavar="W", help="flit data (payload) bits (default 32)")
     a.add_argument("--router", type=int, default=0, help="which router of SPEC (default 0)")
-    _va_stages(a)
+    _pipeline(a)
     _wide_luts(a)
     a.add_argument("--quiet", action="store_true", help="no progress on stderr")
     a.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
@@ -115,8 +115,8 @@ def run(args) -> Result:
         return Result(rep, head + "\n\n" + area_table(rep))
     cfg = FpgaConfig(board=args.board, design=args.design, spec=args.spec, routing=args.routing,
                      ports=args.ports, vcs=args.vcs, depth=args.depth, flit_width=args.flit_width,
-                     va_stages=args.va_stages, st_stage=args.st_stage, freq_mhz=args.freq, router=args.router, id_input=args.id_input, seed=args.seed,
-                     pnr_router=args.pnr_router, wide_luts=not args.no_wide_luts, build_dir=args.build_dir)
+                     va_stages=args.va_stages, st_stage=args.st_stage, freq_mhz=args.freq, router=args.router,
+                     id_input=args.id_input, seed=args.seed, pnr_router=args.pnr_router, wide_luts=not args.no_wide_luts, build_dir=args.build_dir)
     rep = build(cfg, progress=not args.quiet, dry_run=args.dry_run)
     keys = ["board", "design", "spec", "routing", "routers", "network_routers", "lanes", "id_input", "ports", "vcs",
             "depth", "flit_width", "flit_bits", "va_stages", "st_stage",
