@@ -220,7 +220,6 @@ class Router(wiring.Component):
         ob = bits_for(P)
         wb = bits_for(V)
         alloc_valid = [[Signal(name=f"alloc_valid_{i}_{v}") for v in range(V)] for i in range(P)]
-        alloc_o = [[Signal(ob, name=f"alloc_o_{i}_{v}") for v in range(V)] for i in range(P)]
         alloc_w = [[Signal(wb, name=f"alloc_w_{i}_{v}") for v in range(V)] for i in range(P)]
         busy = [[Signal(name=f"busy_{o}_{w}") for w in range(V)] for o in range(P)]
         credits = self.credit_counters
@@ -330,6 +329,10 @@ class Router(wiring.Component):
         # an input VC requests one output VC, so "some arbiter granted iv" is "iv's arbiter granted it"
         va_granted_any = Const(0, NV)
         va_set = [[None] * V for _ in range(P)]
+        # the output VCs input VC iv can hold: every local one, and the network ones of its class
+        ovcs_of = [[(o, w) for o in range(P) for w in range(V) if o >= R or in_class[iv] == cls_of[w]]
+                   for iv in range(NV)]
+        va_grant = {}                    # (iv, o, w) -> arbiter (o, w) grants iv this cycle
         for o in range(P):
             for w in range(V):
                 ov = o * V + w
@@ -344,20 +347,32 @@ class Router(wiring.Component):
                              arb.commit.eq(arb.valid), arb.commit_index.eq(arb.index)]
                 va_set[o][w] = arb.valid
                 at = {iv: k for k, iv in enumerate(cand)}
+                for iv, k in at.items():
+                    va_grant[iv, o, w] = arb.grant[k]
                 va_granted_any = va_granted_any | Cat(*[arb.grant[at[iv]] if iv in at else Const(0, 1)
                                                         for iv in range(NV)])
         granted_iv = Signal(NV, name="va_granted")
         m.d.comb += granted_iv.eq(va_granted_any)
 
         # ---- SA: input-first separable, alloc_iters iterations ----------------------------
-        has_credit = Signal(P * V)
-        m.d.comb += has_credit.eq(Cat(*([credits[o][w] != 0 for o in range(R) for w in range(V)]
-                                        + [Const(1, 1)] * (p * V))))
+        # An allocated input VC keeps its output VC one-hot over ovcs_of[iv] (the grant bits of the
+        # VA arbiters, registered): the credit check, the output port it asks the switch for, and
+        # the credit and busy updates are then AND-OR reductions of one-hot vectors instead of
+        # binary indices decoded and multiplexed on the switch allocator's path (docs/fpga.md)
+        alloc_oh = [Signal(len(ovcs_of[iv]), name=f"alloc_oh_{iv // V}_{iv % V}") for iv in range(NV)]
+        port_oh = []
+        for iv in range(NV):
+            po = Signal(P, name=f"alloc_port_{iv // V}_{iv % V}")
+            m.d.comb += po.eq(Cat(*[Cat(*[alloc_oh[iv][k] for k, (o2, _) in enumerate(ovcs_of[iv]) if o2 == o]).any()
+                                    for o in range(P)]))
+            port_oh.append(po)
+        has_credit = [[(credits[o][w] != 0) if o < R else Const(1, 1) for w in range(V)] for o in range(P)]
         elig = [[Signal(name=f"elig_{i}_{v}") for v in range(V)] for i in range(P)]
         for i in range(P):
             for v in range(V):
-                m.d.comb += elig[i][v].eq(alloc_valid[i][v] & (counts[i][v] > 0)
-                                          & has_credit.bit_select(index2(alloc_o[i][v], alloc_w[i][v], V), 1))
+                iv = i * V + v
+                credit_ok = Cat(*[alloc_oh[iv][k] & has_credit[o][w] for k, (o, w) in enumerate(ovcs_of[iv])]).any()
+                m.d.comb += elig[i][v].eq(alloc_valid[i][v] & (counts[i][v] > 0) & credit_ok)
         in_arb = []
         out_arb = []
         for i in range(P):
@@ -372,14 +387,14 @@ class Router(wiring.Component):
         in_done = Const(0, P)
         out_done = Const(0, P)
         sent = [Const(0, 1)] * P
-        sent_v = [Const(0, wb)] * P
+        sent_oh = [Const(0, V)] * P      # the input VC that sent, one-hot
         out_valid = [Const(0, 1)] * P
         out_src = [Const(0, ob)] * P
         for it in range(prm.alloc_iters):
-            choice_v, choice_ok, choice_o = [], [], []
+            choice_g, choice_port = [], []
             for i in range(P):
                 reqs = Signal(V, name=f"sa{it}_inreq_{i}")
-                m.d.comb += reqs.eq(Cat(*[elig[i][v] & ~in_done[i] & ~out_done.bit_select(alloc_o[i][v], 1)
+                m.d.comb += reqs.eq(Cat(*[elig[i][v] & ~in_done[i] & ~(out_done & port_oh[i * V + v]).any()
                                           for v in range(V)]))
                 if it == 0:
                     pick = in_arb[i]
@@ -388,16 +403,16 @@ class Router(wiring.Component):
                     m.submodules[f"sa{it}_inpick_{i}"] = pick
                     m.d.comb += pick.ptr.eq(in_arb[i].ptr)
                 m.d.comb += pick.requests.eq(reqs)
-                co = Signal(ob, name=f"sa{it}_in_o_{i}")
-                m.d.comb += co.eq(Array(alloc_o[i])[pick.index] if V > 1 else alloc_o[i][0])
-                choice_v.append(pick.index if V > 1 else Const(0, wb))
-                choice_ok.append(pick.valid)
-                choice_o.append(co)
+                cp = Signal(P, name=f"sa{it}_in_port_{i}")      # the chosen VC's output port, one-hot
+                m.d.comb += cp.eq(Cat(*[Cat(*[pick.grant[v] & port_oh[i * V + v][o] for v in range(V)]).any()
+                                        for o in range(P)]))
+                choice_g.append(pick.grant)
+                choice_port.append(cp)
             granted = [Const(0, 1)] * P
             new_out = []
             for o in range(P):
                 reqs = Signal(P, name=f"sa{it}_outreq_{o}")
-                m.d.comb += reqs.eq(Cat(*[choice_ok[i] & (choice_o[i] == o) for i in range(P)]))
+                m.d.comb += reqs.eq(Cat(*[choice_port[i][o] for i in range(P)]))
                 if it == 0:
                     pick = out_arb[o]
                 else:
@@ -413,22 +428,33 @@ class Router(wiring.Component):
                 new_out.append((ov_, os_, pick.valid))
             for i in range(P):
                 s_ = Signal(name=f"sa{it}_sent_{i}")
-                sv = Signal(wb, name=f"sa{it}_sent_v_{i}")
-                m.d.comb += [s_.eq(sent[i] | granted[i]), sv.eq(Mux(granted[i], choice_v[i], sent_v[i]))]
-                sent[i], sent_v[i] = s_, sv
+                so = Signal(V, name=f"sa{it}_sent_oh_{i}")
+                m.d.comb += [s_.eq(sent[i] | granted[i]), so.eq(sent_oh[i] | Mux(granted[i], choice_g[i], 0))]
+                sent[i], sent_oh[i] = s_, so
             in_done_n = Signal(P, name=f"sa{it}_in_done")
             out_done_n = Signal(P, name=f"sa{it}_out_done")
             m.d.comb += [in_done_n.eq(in_done | Cat(*granted)), out_done_n.eq(out_done | Cat(*[x[2] for x in new_out]))]
             in_done, out_done = in_done_n, out_done_n
             out_valid = [x[0] for x in new_out]
             out_src = [x[1] for x in new_out]
+        sent_v = [one_hot_index(m, sent_oh[i], V) if V > 1 else Const(0, wb) for i in range(P)]
         for i in range(P):
             m.d.comb += [in_arb[i].commit.eq(sent[i]), in_arb[i].commit_index.eq(sent_v[i])]
         for o in range(P):
             m.d.comb += [out_arb[o].commit.eq(out_valid[o]), out_arb[o].commit_index.eq(out_src[o])]
+        # the VC that sends holds its output VC alone, so a flit leaves on (o, w) exactly when the
+        # holder of (o, w) sends: the credit to take and (with a tail) the output VC to free
+        sent_on = {}
+        freed_on = {}
+        for i in range(P):
+            for v in range(V):
+                iv = i * V + v
+                sends = sent_oh[i][v]
+                for k, ow in enumerate(ovcs_of[iv]):
+                    sent_on.setdefault(ow, []).append(sends & alloc_oh[iv][k])
+                    freed_on.setdefault(ow, []).append(sends & fronts[i][v].flit.tail & alloc_oh[iv][k])
 
         # ---- traversal ----------------------------------------------------------------------
-        # what SA itself needs of the flits it sends (this cycle): tail bit and output VC
         sel_front = []
         sel_w = []
         for i in range(P):
@@ -441,15 +467,6 @@ class Router(wiring.Component):
                 m.d.comb += [sf.eq(fronts[i][0].flit), sw.eq(alloc_w[i][0])]
             sel_front.append(sf)
             sel_w.append(sw)
-        out_w = []
-        out_tail = []
-        for o in range(P):
-            ow = Signal(wb, name=f"out_w_{o}")
-            ot = Signal(name=f"out_tail_{o}")
-            m.d.comb += [ow.eq(Array(sel_w)[out_src[o]]),
-                         ot.eq(out_valid[o] & Array(s_.tail for s_ in sel_front)[out_src[o]])]
-            out_w.append(ow)
-            out_tail.append(ot)
         # the crossbar: in this cycle, or (st_stage = 1) in the next one from registered choices
         # and the buffers' registered body reads (VCBuffer body_sync)
         m.submodules.xbar = xbar = Crossbar(P, V, self.layout)
@@ -480,7 +497,7 @@ class Router(wiring.Component):
         for o in range(R):
             cv, cvc = cin[o]
             for w in range(V):
-                dec = out_valid[o] & (out_w[o] == w)
+                dec = Cat(*sent_on.get((o, w), [Const(0, 1)])).any()
                 inc = cv & (cvc == w)
                 with m.If(dec & ~inc):
                     m.d.sync += credits[o][w].eq(credits[o][w] - 1)
@@ -515,12 +532,13 @@ class Router(wiring.Component):
                 g = Signal(name=f"va_granted_{i}_{v}")
                 m.d.comb += g.eq(granted_iv[iv])
                 with m.If(g):
-                    m.d.sync += [alloc_valid[i][v].eq(1), alloc_o[i][v].eq(arb_o[iv]), alloc_w[i][v].eq(arb_w[iv])]
-                with m.If(sent[i] & (sent_v[i] == v) & sel_front[i].tail):
+                    m.d.sync += [alloc_valid[i][v].eq(1), alloc_w[i][v].eq(arb_w[iv]),
+                                 alloc_oh[iv].eq(Cat(*[va_grant[iv, o, w] for o, w in ovcs_of[iv]]))]
+                with m.If(sent_oh[i][v] & fronts[i][v].flit.tail):
                     m.d.sync += alloc_valid[i][v].eq(0)
         for o in range(P):
             for w in range(V):
-                rel = out_tail[o] & (out_w[o] == w)
+                rel = Cat(*freed_on.get((o, w), [Const(0, 1)])).any()
                 with m.If(va_set[o][w]):
                     m.d.sync += busy[o][w].eq(1)
                 with m.Elif(rel):
