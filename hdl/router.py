@@ -406,7 +406,19 @@ class Router(wiring.Component):
                 cp = Signal(P, name=f"sa{it}_in_port_{i}")      # the chosen VC's output port, one-hot
                 m.d.comb += cp.eq(Cat(*[Cat(*[pick.grant[v] & port_oh[i * V + v][o] for v in range(V)]).any()
                                         for o in range(P)]))
-                choice_g.append(pick.grant)
+                if prm.sa_stages == 2:
+                    # two-stage SA: the input stage's choice is a nomination for the next cycle,
+                    # whose output stage takes it if that VC is still eligible then
+                    ng = Signal(V, name=f"sa_nom_{i}")
+                    np_ = Signal(P, name=f"sa_nom_port_{i}")
+                    m.d.sync += [ng.eq(pick.grant), np_.eq(cp)]
+                    still = Signal(name=f"sa_nom_ok_{i}")
+                    m.d.comb += still.eq((ng & Cat(*elig[i])).any())
+                    cp = Signal(P, name=f"sa_out_req_{i}")
+                    m.d.comb += cp.eq(Mux(still, np_, 0))
+                    choice_g.append(ng)
+                else:
+                    choice_g.append(pick.grant)
                 choice_port.append(cp)
             granted = [Const(0, 1)] * P
             new_out = []

@@ -204,12 +204,14 @@ def _endpoint_send(t, e, v, ident, seq, R, LL, ep_router, ep_first, ep_credit,
 
 
 @nb.njit(cache=True)
-def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, ST,
+def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, SS, ST,
                nbr_r, nbr_p, dist, nexthop, pen, ep_first, ep_router,
                # buffers and router state; pend_o/pend_w[r, iv]: the VC request input VC iv made
-               # last cycle (-1: none), arbitrated this cycle when VS (va_stages) = 2
+               # last cycle (-1: none), arbitrated this cycle when VS (va_stages) = 2; nom[r, i]: the
+               # VC input port i nominated last cycle (-1: none), sent this cycle if still eligible,
+               # when SS (sa_stages) = 2
                f_pkt, f_seq, f_head, f_cnt, alloc_o, alloc_w, owner, credits, va_ptr, pend_o, pend_w,
-               in_ptr, out_ptr,
+               nom, in_ptr, out_ptr,
                ep_credit, ep_vc, q_head, q_tail, q_sent, router_flits,
                # packets
                pk_src, pk_dst, pk_ctime, pk_hops, pk_inter, pk_phase, pk_decided, pk_next, pk_eseq, pk_done,
@@ -333,6 +335,9 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, ST,
         # ---- routers ------------------------------------------------------------------------
         for r in range(n):
             if router_flits[r] == 0 or r == skip:
+                if SS == 2 and r != skip:
+                    for i in range(P):     # no flit, so no nomination this cycle
+                        nom[r, i] = -1
                 continue
             # RC + VA, from start-of-cycle state
             nreq = 0
@@ -420,6 +425,19 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, ST,
                             continue
                         in_choice[i] = v
                         break
+                if SS == 2:
+                    # two-stage SA: this cycle's input stage only nominates (for the next cycle);
+                    # the output stage takes last cycle's nominations that are still eligible
+                    for i in range(P):
+                        v = nom[r, i]
+                        nom[r, i] = in_choice[i]
+                        in_choice[i] = -1
+                        if v < 0:
+                            continue
+                        o = alloc_o[r, i, v]
+                        if o < 0 or f_cnt[r, i, v] == 0 or (o < R and credits[r, o, alloc_w[r, i, v]] <= 0):
+                            continue
+                        in_choice[i] = v
                 n_out = 0
                 for i in range(P):             # output stage: round-robin over input ports per output
                     v = in_choice[i]

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass
 from topologies.errors import ParameterError
 
 DEFAULTS = {"alloc_iters": 1, "vcs": 4, "depth": 8, "packet_flits": 4, "link_latency": 1, "credit_latency": 1, "watchdog": 2000,
-            "payload_bits": 32, "va_stages": 1, "st_stage": 0}
+            "payload_bits": 32, "va_stages": 1, "sa_stages": 1, "st_stage": 0}
 
 
 @dataclass(frozen=True)
@@ -23,16 +23,20 @@ class RouterParams:
     payload_bits: int = DEFAULTS["payload_bits"]    # payload field of the flit
     alloc_iters: int = DEFAULTS["alloc_iters"]      # switch-allocator iterations per cycle
     va_stages: int = DEFAULTS["va_stages"]          # VC allocation: 1 (choose + arbitrate), 2 (pipelined)
+    sa_stages: int = DEFAULTS["sa_stages"]          # switch allocation: 1, or 2 (input stage, then output stage)
     st_stage: int = DEFAULTS["st_stage"]            # 1: switch traversal in the cycle after SA
 
     def __post_init__(self):
         limits = {"vcs": (1, 64), "depth": (1, 1 << 16), "packet_flits": (1, 256), "link_latency": (1, 64),
                   "credit_latency": (1, 64), "watchdog": (10, 10**9), "payload_bits": (0, 4096), "alloc_iters": (1, 8),
-                  "va_stages": (1, 2), "st_stage": (0, 1)}
+                  "va_stages": (1, 2), "sa_stages": (1, 2), "st_stage": (0, 1)}
         for key, (lo, hi) in limits.items():
             v = getattr(self, key)
             if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
                 raise ParameterError(f"{key}={v!r}: must be an integer in {lo}..{hi}")
+        if self.sa_stages == 2 and self.alloc_iters != 1:
+            raise ParameterError(f"alloc_iters={self.alloc_iters}: the two-stage switch allocator (sa_stages=2) "
+                                 "takes 1 iteration only")
 
     def as_dict(self) -> dict:
         return asdict(self)

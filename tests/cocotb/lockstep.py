@@ -38,13 +38,13 @@ from topologies import build
 
 
 def network_build(spec: str, routing: str, vcs: int, fail: float = 0.0, seed: int = 1, routing_obj=None,
-                  name=None, exe=None, netlist: bool = False, va_stages: int = 1, st_stage: int = 0):
+                  name=None, exe=None, netlist: bool = False, va_stages: int = 1, st_stage: int = 0, sa_stages: int = 1):
     """(build meta, NetworkTop plan, endpoint/load config) for the network's RTL; a cocotb build,
     or with `exe` (see `harness.build`; a callable gets the plan) a plain Verilator executable:
     of the network top (`network_verilog`), or with `netlist=True` of the router module alone,
     for a main that wires the routers itself (netlist_main.cpp)."""
     net = build(spec)
-    params = RouterParams(vcs=vcs, va_stages=va_stages, st_stage=st_stage)
+    params = RouterParams(vcs=vcs, va_stages=va_stages, st_stage=st_stage, sa_stages=sa_stages)
     if routing_obj is None:
         model_net = net.without_links(fraction=fail, seed=seed) if fail else net
         kw = {"buffer_depth": params.depth} if routing == "polarized" else {}
@@ -52,7 +52,7 @@ def network_build(spec: str, routing: str, vcs: int, fail: float = 0.0, seed: in
     top = plan(net, routing, params, routing_obj=routing_obj)
     key = f"{spec}|{routing}|{params}|C={top.C}"
     name = name or (f"net-{net.num_routers}-{routing}-v{vcs}" + ("-va2" if va_stages == 2 else "")
-                    + ("-st" if st_stage else ""))
+                    + ("-sa2" if sa_stages == 2 else "") + ("-st" if st_stage else ""))
     K = exception_entries(routing_obj)
     if K or len(routing_obj.net.attrs.get("failed_links", ())):
         key += f"|K={K}"
@@ -88,12 +88,12 @@ def network_build(spec: str, routing: str, vcs: int, fail: float = 0.0, seed: in
 
 
 def lockstep(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: int = 1, tmp=None, name=None,
-             tamper=None, fail: float = 0.0, garbage=None, va_stages: int = 1, st_stage: int = 0):
+             tamper=None, fail: float = 0.0, garbage=None, va_stages: int = 1, st_stage: int = 0, sa_stages: int = 1):
     """`tamper(trace) -> trace` alters the model's trace before the comparison (to test the report).
     `garbage`: (endpoints, cycles, kinds) for `NetworkSim.add_garbage`, or None."""
     net = build(spec)
     model_net = net.without_links(fraction=fail, seed=seed) if fail else net
-    params = RouterParams(vcs=vcs, va_stages=va_stages, st_stage=st_stage)
+    params = RouterParams(vcs=vcs, va_stages=va_stages, st_stage=st_stage, sa_stages=sa_stages)
     model = NetworkSim(model_net, routing, params, "uniform", load, seed=seed,
                        trace=4 * cycles * net.num_endpoints + 16)
     if garbage is not None:
@@ -102,7 +102,7 @@ def lockstep(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: 
     g = model.garbage()
     pk = model.packets()
     meta, top, cfg = network_build(spec, routing, vcs, fail, seed, routing_obj=model.routing, name=name,
-                                   va_stages=va_stages, st_stage=st_stage)
+                                   va_stages=va_stages, st_stage=st_stage, sa_stages=sa_stages)
     cfg["cycles"] = cycles
     cfg["dropped"] = model.dropped
     tmp = pathlib.Path(tmp or tempfile.mkdtemp(prefix="lockstep-"))

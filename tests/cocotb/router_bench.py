@@ -3,7 +3,7 @@
 The pytest side (tests/test_cocotb_router.py) passes, in PSTAR_ROUTER, the layout, the
 parameters and, from routing_logic, the output port of every destination at the router under
 test. Each test drives the link interface cycle by cycle (flits and credits in, flits and credits
-out) and checks the contract: routes, VC classes, 1 + va_stages + st_stage cycles per hop for a head, wormhole order,
+out) and checks the contract: routes, VC classes, va_stages + sa_stages + st_stage cycles per hop for a head, wormhole order,
 credit flow control (back-pressure, exhaustion and return), VC contention, every port busy at
 once, and malformed flits dropped, counted and credited without wedging the router.
 """
@@ -30,6 +30,7 @@ class Bench:
         self.C = cfg["C"]
         self.va = cfg["va_stages"]
         self.st = cfg["st_stage"]
+        self.sa = cfg.get("sa_stages", 1)
         self.t = 0
         self.queue = [[] for _ in range(self.P)]  # flits waiting to enter input port i
         self.up_credit = [[self.B] * self.V for _ in range(self.P)]   # upstream view of our buffers
@@ -140,7 +141,7 @@ def first_dst_via(b, port, exclude=()):
 @cocotb.test()
 async def zero_load_route_and_timing(dut):
     """A packet per destination, one at a time: the port of routing_logic, a VC of the hop class,
-    hops + 1, the head 1 + va_stages + st_stage cycles after it is presented, body flits right behind it."""
+    hops + 1, the head va_stages + sa_stages + st_stage cycles after it is presented, body flits right behind it."""
     b = Bench(dut)
     await b.start()
     for dst in range(len(b.route)):
@@ -157,7 +158,7 @@ async def zero_load_route_and_timing(dut):
             want_port = b.R if b.route[dst] < 0 else b.route[dst]
             for k, (t, o, f) in enumerate(got):
                 assert o == want_port, (dst, hops, o, want_port)
-                assert t == t0 + 1 + b.va + b.st + k, (dst, hops, t, t0)   # VA, SA, ST, then a flit per cycle
+                assert t == t0 + 1 + b.va + b.sa - 1 + b.st + k, (dst, hops, t, t0)   # VA, SA, ST, then a flit per cycle
                 assert f["seq"] == k and f["packet"] == dst * 3 + hops and f["payload"] == f["packet"] * 100 + k
                 if o < b.R:
                     assert b.cls[f["vc"]] == b.vc_class(hops), (f["vc"], hops)
