@@ -51,6 +51,7 @@ class FpgaConfig:
     depth: int = 8
     flit_width: int = 32
     va_stages: int = 1               # VC allocation stages (sim.params.RouterParams.va_stages)
+    sa_stages: int = 1               # switch allocation stages (RouterParams.sa_stages)
     st_stage: int = 0                # 1: switch traversal a cycle after SA (RouterParams.st_stage)
     freq_mhz: float | None = None    # None: 100 MHz on ECP5, the 12 MHz board clock on iCE40
     router: int = 0                  # which router of SPEC the router / unit design builds
@@ -62,7 +63,8 @@ class FpgaConfig:
 
     # options added after the first builds: left out of the key at their defaults, so that the
     # build directories of earlier builds keep their names
-    _KEY_DEFAULTS = {"pnr_router": "router1", "id_input": False, "wide_luts": True, "va_stages": 1, "st_stage": 0}
+    _KEY_DEFAULTS = {"pnr_router": "router1", "id_input": False, "wide_luts": True, "va_stages": 1, "sa_stages": 1,
+                     "st_stage": 0}
 
     def key(self) -> str:
         d = dataclasses.asdict(self)
@@ -98,6 +100,7 @@ def validate(cfg: FpgaConfig):
     _int("depth", cfg.depth, 2, 256)
     _int("flit-width", cfg.flit_width, 1, 1024)
     _int("va-stages", cfg.va_stages, 1, 2)
+    _int("sa-stages", cfg.sa_stages, 1, 2)
     _int("st-stage", cfg.st_stage, 0, 1)
     _int("seed", cfg.seed, 0, 2**31 - 1)
     check_pnr_router(cfg.pnr_router)
@@ -121,7 +124,7 @@ def validate(cfg: FpgaConfig):
     if cfg.id_input and cfg.design != "unit":
         raise ParameterError(f"id-input: only for --design unit (the {cfg.design} design's routers have constant ids)")
     params = RouterParams(vcs=cfg.vcs, depth=cfg.depth, payload_bits=cfg.flit_width, va_stages=cfg.va_stages,
-                          st_stage=cfg.st_stage)
+                          sa_stages=cfg.sa_stages, st_stage=cfg.st_stage)
     return board, net, params, float(freq), routing_for(cfg, net, params)
 
 
@@ -246,7 +249,7 @@ def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False) -> dict
                 "routing": cfg.routing, "routers": net.num_routers if cfg.design == "network" else 1,
                 "ports": int(net.ports.max()) + int(net.endpoints.max()), "vcs": params.vcs,
                 "depth": params.depth, "flit_width": params.payload_bits, "va_stages": params.va_stages,
-                "st_stage": params.st_stage, "flit_bits": flit_layout(net.num_routers, int(net.endpoints.max()), params).size,
+                "sa_stages": params.sa_stages, "st_stage": params.st_stage, "flit_bits": flit_layout(net.num_routers, int(net.endpoints.max()), params).size,
                 "clock_mhz": freq, "wide_luts": cfg.wide_luts, "build_dir": str(out_dir),
                 **({"id_input": cfg.id_input} if cfg.design == "unit" else {})}
     env = tool_env(board.family)        # the tools are there, before anything is written
@@ -307,7 +310,7 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
         "routing": cfg.routing, "routers": net.num_routers if cfg.design == "network" else 1,
         "ports": int(net.ports.max()) + int(net.endpoints.max()), "vcs": params.vcs, "depth": params.depth,
         "flit_width": params.payload_bits, "flit_bits": layout_bits, "va_stages": params.va_stages,
-        "st_stage": params.st_stage,
+        "sa_stages": params.sa_stages, "st_stage": params.st_stage,
         "clock_mhz": top.freq_mhz,
         "network_routers": net.num_routers,
         **({"lanes": inner.lanes, "id_input": cfg.id_input} if cfg.design == "unit" else {}),

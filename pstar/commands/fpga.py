@@ -1,9 +1,11 @@
 """`pstar fpga build|sweep`: FPGA prototypes through Yosys + nextpnr (YoWASP tools from PyPI).
 
   pstar fpga build --board {ulx3s-85f,icebreaker} --design {router,network,unit} SPEC [--routing R]
-                   [--ports P] [--vcs V] [--depth B] [--flit-width W] [--va-stages S] [--st-stage S] [--freq MHZ]
+                   [--ports P] [--vcs V] [--depth B] [--flit-width W] [--va-stages S] [--sa-stages S]
+                   [--st-stage S] [--freq MHZ]
                    [--router N] [--id-input] [--seed N] [--pnr-router {router1,router2}] [--no-wide-luts] [--json]
-  pstar fpga area SPEC [--routing R] [--ports P] [--vcs V] [--depth B] [--flit-width W] [--va-stages S] [--st-stage S] [--router N]
+  pstar fpga area SPEC [--routing R] [--ports P] [--vcs V] [--depth B] [--flit-width W] [--va-stages S] [--sa-stages S]
+                  [--st-stage S] [--router N]
                   [--no-wide-luts] [--json]
   pstar fpga sweep [--quick] [--out docs/fpga_sweep] [--only NAMES | --no-build] [--pnr-router R] [--no-wide-luts] [--json]
 
@@ -29,6 +31,8 @@ def _wide_luts(p):
 def _pipeline(p):
     p.add_argument("--va-stages", type=int, default=1, metavar="{1,2}",
                    help="VC allocation in one cycle (1, default) or pipelined over two (2; docs/microarchitecture.md)")
+    p.add_argument("--sa-stages", type=int, default=1, metavar="{1,2}",
+                   help="switch allocation in one cycle (1, default) or over two: input stage, then output stage (2)")
     p.add_argument("--st-stage", type=int, default=0, metavar="{0,1}",
                    help="1: switch traversal in the cycle after switch allocation (default 0)")
 
@@ -105,21 +109,24 @@ def run(args) -> Result:
         from fpga.area import area, table as area_table
         cfg = FpgaConfig(board=args.board, design="router", spec=args.spec, routing=args.routing, ports=args.ports,
                          vcs=args.vcs, depth=args.depth, flit_width=args.flit_width, router=args.router,
-                         va_stages=args.va_stages, st_stage=args.st_stage, wide_luts=not args.no_wide_luts)
+                         va_stages=args.va_stages, sa_stages=args.sa_stages,
+                         st_stage=args.st_stage, wide_luts=not args.no_wide_luts)
         rep = area(cfg, progress=not args.quiet)
         head = (f"router {rep['router']} of {rep['spec']}, {rep['routing']} unit: P={rep['ports']} V={rep['vcs']} "
                 f"B={rep['depth']} W={rep['flit_width']} ({rep['flit_bits']}-bit flits)"
-                f"{', two-stage VA' if rep['va_stages'] == 2 else ''}{', ST stage' if rep['st_stage'] else ''}"
+                f"{', two-stage VA' if rep['va_stages'] == 2 else ''}"
+                f"{', two-stage SA' if rep['sa_stages'] == 2 else ''}{', ST stage' if rep['st_stage'] else ''}"
                 ", ECP5 cells with the hierarchy kept"
                 f"{'' if rep['wide_luts'] else ', no wide LUTs'}")
         return Result(rep, head + "\n\n" + area_table(rep))
     cfg = FpgaConfig(board=args.board, design=args.design, spec=args.spec, routing=args.routing,
                      ports=args.ports, vcs=args.vcs, depth=args.depth, flit_width=args.flit_width,
-                     va_stages=args.va_stages, st_stage=args.st_stage, freq_mhz=args.freq, router=args.router,
+                     va_stages=args.va_stages, sa_stages=args.sa_stages,
+                     st_stage=args.st_stage, freq_mhz=args.freq, router=args.router,
                      id_input=args.id_input, seed=args.seed, pnr_router=args.pnr_router, wide_luts=not args.no_wide_luts, build_dir=args.build_dir)
     rep = build(cfg, progress=not args.quiet, dry_run=args.dry_run)
     keys = ["board", "design", "spec", "routing", "routers", "network_routers", "lanes", "id_input", "ports", "vcs",
-            "depth", "flit_width", "flit_bits", "va_stages", "st_stage",
+            "depth", "flit_width", "flit_bits", "va_stages", "sa_stages", "st_stage",
             "clock_mhz", "wide_luts", "lut4", "ff", "bram", "dsp", "lutram", "lc", "fmax_mhz", "constraint_mhz", "timing_met", "seconds",
             "build_dir",
             "bitstream", "log"]

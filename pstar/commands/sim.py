@@ -25,6 +25,8 @@ def add_common(p):
     p.add_argument("--packet", type=int, default=None, help="flits per packet (default 4)")
     p.add_argument("--alloc-iters", type=int, default=None, help="switch allocator iterations (default 1)")
     p.add_argument("--va-stages", type=int, default=None, help="VC allocation stages: 1 (default) or 2 (pipelined)")
+    p.add_argument("--sa-stages", type=int, default=None,
+                   help="switch allocation stages: 1 (default) or 2 (input stage, then output stage)")
     p.add_argument("--st-stage", type=int, default=None, help="1: switch traversal a cycle after SA (default 0)")
     p.add_argument("--fail-links", type=float, default=0.0, metavar="F",
                    help="fail this fraction of the links at random (network stays connected); routing is "
@@ -61,7 +63,8 @@ def params_from(args, net):
 
     kw = {}
     for key, attr in (("depth", "depth"), ("packet_flits", "packet"), ("alloc_iters", "alloc_iters"),
-                      ("va_stages", "va_stages"), ("st_stage", "st_stage")):
+                      ("va_stages", "va_stages"), ("sa_stages", "sa_stages"),
+                      ("st_stage", "st_stage")):
         if getattr(args, attr) is not None:
             kw[key] = getattr(args, attr)
     vcs = args.vcs if args.vcs is not None else default_vcs(net, args.routing)
