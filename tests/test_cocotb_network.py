@@ -80,11 +80,11 @@ def test_network_lockstep(spec, routing, vcs, load, tmp_path):
 
 
 def test_network_lockstep_pipelined_router(tmp_path):
-    """The pipelined router (two-stage VC allocator, switch traversal stage) in every router of the
+    """The pipelined router (two-stage VC and switch allocators, switch traversal stage) in every router of the
     26-router network, near saturation: every flit as the model delivers it, cycle for cycle."""
     load = 0.7
     results, report, meta, model = lockstep(PS26, "polarstar", 4, load, CYCLES // 2, tmp=tmp_path, va_stages=2,
-                                            st_stage=1)
+                                            sa_stages=2, st_stage=1)
     assert results and all(r["passed"] for r in results), (results, report)
     assert report["mismatch"] is None
     trace = model.trace[:model.trace_len[0]]

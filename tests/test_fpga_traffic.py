@@ -475,11 +475,13 @@ def ejections_of(seen, lay, first, start):
     return sorted(out)
 
 
-# V = the routing's VC classes; stages = (va_stages, st_stage): the one-cycle and the pipelined router
-@pytest.mark.parametrize("routing,vcs,stages", [("polarstar", 3, (1, 0)), ("min", 2, (1, 0)), ("min", 2, (2, 1))])
+# V = the routing's VC classes; stages = (va_stages, st_stage, sa_stages): the one-cycle and the
+# pipelined router
+@pytest.mark.parametrize("routing,vcs,stages", [("polarstar", 3, (1, 0, 1)), ("min", 2, (1, 0, 1)),
+                                                ("min", 2, (2, 1, 2))])
 def test_network_traffic_top_matches_model(routing, vcs, stages):
     net = build(SMALL)
-    params = RouterParams(vcs=vcs, va_stages=stages[0], st_stage=stages[1])
+    params = RouterParams(vcs=vcs, va_stages=stages[0], st_stage=stages[1], sa_stages=stages[2])
     top = NetworkTrafficTop(net, routing, params, divisor=DIV)
     E, L = top.E, params.packet_flits
     load, budget = 45, 5
