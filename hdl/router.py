@@ -368,11 +368,25 @@ class Router(wiring.Component):
             port_oh.append(po)
         has_credit = [[(credits[o][w] != 0) if o < R else Const(1, 1) for w in range(V)] for o in range(P)]
         elig = [[Signal(name=f"elig_{i}_{v}") for v in range(V)] for i in range(P)]
+        # two-stage SA: last cycle's nomination per input port (one-hot VC, one-hot output port)
+        nom = [Signal(V, name=f"sa_nom_{i}") for i in range(P)]
+        nom_port = [Signal(P, name=f"sa_nom_port_{i}") for i in range(P)]
+        if prm.sa_stages == 2:
+            spare = [[(credits[o][w] > 1) if o < R else Const(1, 1) for w in range(V)] for o in range(P)]
         for i in range(P):
             for v in range(V):
                 iv = i * V + v
                 credit_ok = Cat(*[alloc_oh[iv][k] & has_credit[o][w] for k, (o, w) in enumerate(ovcs_of[iv])]).any()
-                m.d.comb += elig[i][v].eq(alloc_valid[i][v] & (counts[i][v] > 0) & credit_ok)
+                if prm.sa_stages == 2:
+                    # a VC nominated last cycle may send in this one: to be nominated again it
+                    # needs a flit and a credit to spare and a front that is not its tail, so a
+                    # nomination is still eligible when its output stage takes it
+                    spare_ok = Cat(*[alloc_oh[iv][k] & spare[o][w] for k, (o, w) in enumerate(ovcs_of[iv])]).any()
+                    m.d.comb += elig[i][v].eq(alloc_valid[i][v] & Mux(
+                        nom[i][v], (counts[i][v] > 1) & spare_ok & ~fronts[i][v].flit.tail,
+                        (counts[i][v] > 0) & credit_ok))
+                else:
+                    m.d.comb += elig[i][v].eq(alloc_valid[i][v] & (counts[i][v] > 0) & credit_ok)
         in_arb = []
         out_arb = []
         for i in range(P):
@@ -407,16 +421,11 @@ class Router(wiring.Component):
                 m.d.comb += cp.eq(Cat(*[Cat(*[pick.grant[v] & port_oh[i * V + v][o] for v in range(V)]).any()
                                         for o in range(P)]))
                 if prm.sa_stages == 2:
-                    # two-stage SA: the input stage's choice is a nomination for the next cycle,
-                    # whose output stage takes it if that VC is still eligible then
-                    ng = Signal(V, name=f"sa_nom_{i}")
-                    np_ = Signal(P, name=f"sa_nom_port_{i}")
-                    m.d.sync += [ng.eq(pick.grant), np_.eq(cp)]
-                    still = Signal(name=f"sa_nom_ok_{i}")
-                    m.d.comb += still.eq((ng & Cat(*elig[i])).any())
-                    cp = Signal(P, name=f"sa_out_req_{i}")
-                    m.d.comb += cp.eq(Mux(still, np_, 0))
-                    choice_g.append(ng)
+                    # the input stage's choice is a nomination for the output stage of the next
+                    # cycle, which takes last cycle's nominations as they are
+                    m.d.sync += [nom[i].eq(pick.grant), nom_port[i].eq(cp)]
+                    cp = nom_port[i]
+                    choice_g.append(nom[i])
                 else:
                     choice_g.append(pick.grant)
                 choice_port.append(cp)

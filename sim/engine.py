@@ -15,7 +15,7 @@ import numpy as np
 MIN, NEXTHOP, POLARIZED, VALIANT, UGAL = 0, 1, 2, 3, 4
 
 # status codes returned by run_cycles
-OK, DEADLOCK, BAD_EJECT = 0, 1, 2
+OK, DEADLOCK, BAD_EJECT, STALE_NOMINATION = 0, 1, 2, 3
 
 # garbage (malformed) flits an endpoint can be made to send (NetworkSim.add_garbage): a head whose
 # destination router is >= N, a head whose destination endpoint index is >= p, a body flit and a
@@ -419,25 +419,30 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, SS, ST,
                     for j in range(V):
                         v = (ptr + j) % V
                         o = alloc_o[r, i, v]
-                        if o < 0 or f_cnt[r, i, v] == 0 or out_done[o]:
+                        # two-stage SA: a VC nominated last cycle may send in this one, so it needs
+                        # a flit and a credit to spare, and a front that is not its tail
+                        nm = 1 if SS == 2 and nom[r, i] == v else 0
+                        if o < 0 or f_cnt[r, i, v] <= nm or out_done[o]:
                             continue
-                        if o < R and credits[r, o, alloc_w[r, i, v]] <= 0:
+                        if o < R and credits[r, o, alloc_w[r, i, v]] <= nm:
+                            continue
+                        if nm == 1 and f_seq[r, i, v, f_head[r, i, v]] == L - 1:
                             continue
                         in_choice[i] = v
                         break
                 if SS == 2:
                     # two-stage SA: this cycle's input stage only nominates (for the next cycle);
-                    # the output stage takes last cycle's nominations that are still eligible
+                    # the output stage takes last cycle's nominations, which the rule above keeps
+                    # eligible (checked: the RTL relies on it)
                     for i in range(P):
                         v = nom[r, i]
                         nom[r, i] = in_choice[i]
-                        in_choice[i] = -1
+                        in_choice[i] = v
                         if v < 0:
                             continue
                         o = alloc_o[r, i, v]
                         if o < 0 or f_cnt[r, i, v] == 0 or (o < R and credits[r, o, alloc_w[r, i, v]] <= 0):
-                            continue
-                        in_choice[i] = v
+                            return STALE_NOMINATION, t
                 n_out = 0
                 for i in range(P):             # output stage: round-robin over input ports per output
                     v = in_choice[i]

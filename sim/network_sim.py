@@ -327,6 +327,8 @@ class NetworkSim:
                                        f"{p.vcs} VCs)")
             if status == engine.BAD_EJECT:
                 raise RuntimeError(f"cycle {t}: a flit was ejected at the wrong endpoint or out of order")
+            if status == engine.STALE_NOMINATION:
+                raise RuntimeError(f"cycle {t}: a switch allocator nomination was no longer eligible")
             if progress:
                 progress(t1 - self.cycle)
             self.cycle = t1
