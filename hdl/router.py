@@ -326,8 +326,6 @@ class Router(wiring.Component):
             s = Signal(NV, name=f"req_oh_{iv}")
             m.d.comb += s.eq(Mux(arb_valid[iv], Const(1, NV) << index2(arb_o[iv], arb_w[iv], V), 0))
             req_onehot.append(s)
-        # an input VC requests one output VC, so "some arbiter granted iv" is "iv's arbiter granted it"
-        va_granted_any = Const(0, NV)
         va_set = [[None] * V for _ in range(P)]
         # the output VCs input VC iv can hold: every local one, and the network ones of its class
         ovcs_of = [[(o, w) for o in range(P) for w in range(V) if o >= R or in_class[iv] == cls_of[w]]
@@ -336,8 +334,8 @@ class Router(wiring.Component):
         for o in range(P):
             for w in range(V):
                 ov = o * V + w
-                # only the input VCs whose class is w's can ask for a network output VC w
-                cand = [iv for iv in range(NV) if o >= R or in_class[iv] == cls_of[w]]
+                # the arbiter spans the input VCs that can hold (o, w)
+                cand = [iv for iv in range(NV) if (o, w) in ovcs_of[iv]]
                 arb = RoundRobinArbiter(len(cand))
                 m.submodules[f"va_arb_{o}_{w}"] = arb
                 reqs = Cat(*[req_onehot[iv][ov] for iv in cand])
@@ -346,13 +344,11 @@ class Router(wiring.Component):
                 m.d.comb += [arb.requests.eq(reqs),
                              arb.commit.eq(arb.valid), arb.commit_index.eq(arb.index)]
                 va_set[o][w] = arb.valid
-                at = {iv: k for k, iv in enumerate(cand)}
-                for iv, k in at.items():
+                for k, iv in enumerate(cand):
                     va_grant[iv, o, w] = arb.grant[k]
-                va_granted_any = va_granted_any | Cat(*[arb.grant[at[iv]] if iv in at else Const(0, 1)
-                                                        for iv in range(NV)])
-        granted_iv = Signal(NV, name="va_granted")
-        m.d.comb += granted_iv.eq(va_granted_any)
+        # per input VC, the grant bits over the output VCs it can hold: its next output VC one-hot
+        # (an input VC requests one output VC, so at most one bit is set)
+        va_won = [Cat(*[va_grant[iv, o, w] for o, w in ovcs_of[iv]]) for iv in range(NV)]
 
         # ---- SA: input-first separable, alloc_iters iterations ----------------------------
         # An allocated input VC keeps its output VC one-hot over ovcs_of[iv] (the grant bits of the
@@ -360,6 +356,11 @@ class Router(wiring.Component):
         # the credit and busy updates are then AND-OR reductions of one-hot vectors instead of
         # binary indices decoded and multiplexed on the switch allocator's path (docs/fpga.md)
         alloc_oh = [Signal(len(ovcs_of[iv]), name=f"alloc_oh_{iv // V}_{iv % V}") for iv in range(NV)]
+
+        def held_is(iv, table):
+            """table[o][w] (a bit per output VC) at the output VC input VC iv holds."""
+            return Cat(*[alloc_oh[iv][k] & table[o][w] for k, (o, w) in enumerate(ovcs_of[iv])]).any()
+
         port_oh = []
         for iv in range(NV):
             po = Signal(P, name=f"alloc_port_{iv // V}_{iv % V}")
@@ -368,20 +369,20 @@ class Router(wiring.Component):
             port_oh.append(po)
         has_credit = [[(credits[o][w] != 0) if o < R else Const(1, 1) for w in range(V)] for o in range(P)]
         elig = [[Signal(name=f"elig_{i}_{v}") for v in range(V)] for i in range(P)]
-        # two-stage SA: last cycle's nomination per input port (one-hot VC, one-hot output port)
-        nom = [Signal(V, name=f"sa_nom_{i}") for i in range(P)]
-        nom_port = [Signal(P, name=f"sa_nom_port_{i}") for i in range(P)]
         if prm.sa_stages == 2:
+            # last cycle's nomination per input port (one-hot VC, one-hot output port)
+            nom = [Signal(V, name=f"sa_nom_{i}") for i in range(P)]
+            nom_port = [Signal(P, name=f"sa_nom_port_{i}") for i in range(P)]
             spare = [[(credits[o][w] > 1) if o < R else Const(1, 1) for w in range(V)] for o in range(P)]
         for i in range(P):
             for v in range(V):
                 iv = i * V + v
-                credit_ok = Cat(*[alloc_oh[iv][k] & has_credit[o][w] for k, (o, w) in enumerate(ovcs_of[iv])]).any()
+                credit_ok = held_is(iv, has_credit)
                 if prm.sa_stages == 2:
                     # a VC nominated last cycle may send in this one: to be nominated again it
                     # needs a flit and a credit to spare and a front that is not its tail, so a
                     # nomination is still eligible when its output stage takes it
-                    spare_ok = Cat(*[alloc_oh[iv][k] & spare[o][w] for k, (o, w) in enumerate(ovcs_of[iv])]).any()
+                    spare_ok = held_is(iv, spare)
                     m.d.comb += elig[i][v].eq(alloc_valid[i][v] & Mux(
                         nom[i][v], (counts[i][v] > 1) & spare_ok & ~fronts[i][v].flit.tail,
                         (counts[i][v] > 0) & credit_ok))
@@ -551,10 +552,10 @@ class Router(wiring.Component):
             for v in range(V):
                 iv = i * V + v
                 g = Signal(name=f"va_granted_{i}_{v}")
-                m.d.comb += g.eq(granted_iv[iv])
+                m.d.comb += g.eq(va_won[iv].any())
                 with m.If(g):
                     m.d.sync += [alloc_valid[i][v].eq(1), alloc_w[i][v].eq(arb_w[iv]),
-                                 alloc_oh[iv].eq(Cat(*[va_grant[iv, o, w] for o, w in ovcs_of[iv]]))]
+                                 alloc_oh[iv].eq(va_won[iv])]
                 with m.If(sent_oh[i][v] & fronts[i][v].flit.tail):
                     m.d.sync += alloc_valid[i][v].eq(0)
         for o in range(P):

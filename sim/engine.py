@@ -203,13 +203,20 @@ def _endpoint_send(t, e, v, ident, seq, R, LL, ep_router, ep_first, ep_credit,
     _log_event(etrace, etrace_len, EV_INJECT, t, e, v, ident, seq)
 
 
+@nb.njit(cache=True, inline="always")
+def _can_send(r, i, v, spare, R, alloc_o, alloc_w, f_cnt, credits):
+    """Input VC v of port i holds an output VC and has more than `spare` flits and credits."""
+    o = alloc_o[r, i, v]
+    return o >= 0 and f_cnt[r, i, v] > spare and (o >= R or credits[r, o, alloc_w[r, i, v]] > spare)
+
+
 @nb.njit(cache=True)
 def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, SS, ST,
                nbr_r, nbr_p, dist, nexthop, pen, ep_first, ep_router,
                # buffers and router state; pend_o/pend_w[r, iv]: the VC request input VC iv made
                # last cycle (-1: none), arbitrated this cycle when VS (va_stages) = 2; nom[r, i]: the
-               # VC input port i nominated last cycle (-1: none), sent this cycle if still eligible,
-               # when SS (sa_stages) = 2
+               # VC input port i nominated last cycle (-1: none), offered to this cycle's output
+               # stage when SS (sa_stages) = 2
                f_pkt, f_seq, f_head, f_cnt, alloc_o, alloc_w, owner, credits, va_ptr, pend_o, pend_w,
                nom, in_ptr, out_ptr,
                ep_credit, ep_vc, q_head, q_tail, q_sent, router_flits,
@@ -418,13 +425,10 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, SS, ST,
                     ptr = in_ptr[r, i]
                     for j in range(V):
                         v = (ptr + j) % V
-                        o = alloc_o[r, i, v]
                         # two-stage SA: a VC nominated last cycle may send in this one, so it needs
                         # a flit and a credit to spare, and a front that is not its tail
                         nm = 1 if SS == 2 and nom[r, i] == v else 0
-                        if o < 0 or f_cnt[r, i, v] <= nm or out_done[o]:
-                            continue
-                        if o < R and credits[r, o, alloc_w[r, i, v]] <= nm:
+                        if not _can_send(r, i, v, nm, R, alloc_o, alloc_w, f_cnt, credits) or out_done[alloc_o[r, i, v]]:
                             continue
                         if nm == 1 and f_seq[r, i, v, f_head[r, i, v]] == L - 1:
                             continue
@@ -438,10 +442,7 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, SS, ST,
                         v = nom[r, i]
                         nom[r, i] = in_choice[i]
                         in_choice[i] = v
-                        if v < 0:
-                            continue
-                        o = alloc_o[r, i, v]
-                        if o < 0 or f_cnt[r, i, v] == 0 or (o < R and credits[r, o, alloc_w[r, i, v]] <= 0):
+                        if v >= 0 and not _can_send(r, i, v, 0, R, alloc_o, alloc_w, f_cnt, credits):
                             return STALE_NOMINATION, t
                 n_out = 0
                 for i in range(P):             # output stage: round-robin over input ports per output

@@ -37,6 +37,11 @@ def _pipeline(p):
                    help="1: switch traversal in the cycle after switch allocation (default 0)")
 
 
+def _pipeline_of(args) -> dict:
+    """The options `_pipeline` adds, as FpgaConfig fields."""
+    return {"va_stages": args.va_stages, "sa_stages": args.sa_stages, "st_stage": args.st_stage}
+
+
 def _common_build(p):
     p.add_argument("--routing", default="polarstar", metavar="R", help="polarstar (arithmetic), min (table), polarized")
     p.add_argument("--vcs", type=int, default=4, metavar="V", help="VCs per port (default 4)")
@@ -109,8 +114,7 @@ def run(args) -> Result:
         from fpga.area import area, table as area_table
         cfg = FpgaConfig(board=args.board, design="router", spec=args.spec, routing=args.routing, ports=args.ports,
                          vcs=args.vcs, depth=args.depth, flit_width=args.flit_width, router=args.router,
-                         va_stages=args.va_stages, sa_stages=args.sa_stages,
-                         st_stage=args.st_stage, wide_luts=not args.no_wide_luts)
+                         **_pipeline_of(args), wide_luts=not args.no_wide_luts)
         rep = area(cfg, progress=not args.quiet)
         head = (f"router {rep['router']} of {rep['spec']}, {rep['routing']} unit: P={rep['ports']} V={rep['vcs']} "
                 f"B={rep['depth']} W={rep['flit_width']} ({rep['flit_bits']}-bit flits)"
@@ -121,8 +125,7 @@ def run(args) -> Result:
         return Result(rep, head + "\n\n" + area_table(rep))
     cfg = FpgaConfig(board=args.board, design=args.design, spec=args.spec, routing=args.routing,
                      ports=args.ports, vcs=args.vcs, depth=args.depth, flit_width=args.flit_width,
-                     va_stages=args.va_stages, sa_stages=args.sa_stages,
-                     st_stage=args.st_stage, freq_mhz=args.freq, router=args.router,
+                     **_pipeline_of(args), freq_mhz=args.freq, router=args.router,
                      id_input=args.id_input, seed=args.seed, pnr_router=args.pnr_router, wide_luts=not args.no_wide_luts, build_dir=args.build_dir)
     rep = build(cfg, progress=not args.quiet, dry_run=args.dry_run)
     keys = ["board", "design", "spec", "routing", "routers", "network_routers", "lanes", "id_input", "ports", "vcs",

@@ -30,7 +30,7 @@ class Bench:
         self.C = cfg["C"]
         self.va = cfg["va_stages"]
         self.st = cfg["st_stage"]
-        self.sa = cfg.get("sa_stages", 1)
+        self.sa = cfg["sa_stages"]
         self.t = 0
         self.queue = [[] for _ in range(self.P)]  # flits waiting to enter input port i
         self.up_credit = [[self.B] * self.V for _ in range(self.P)]   # upstream view of our buffers
