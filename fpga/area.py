@@ -116,6 +116,7 @@ def area(cfg: FpgaConfig, progress: bool = True) -> dict:
         "spec": net.spec or cfg.spec, "routing": cfg.routing, "router": cfg.router, "ports": P, "vcs": V,
         "depth": params.depth, "flit_width": params.payload_bits, "flit_bits": router.layout.size,
         "va_stages": params.va_stages, "sa_stages": params.sa_stages, "st_stage": params.st_stage,
+        "vc_policy": routing.vc_policy.name,
         "va_arbiters": P * V, "wide_luts": cfg.wide_luts,
         "components": [{"component": key, "what": what, **parts[key], "lut_sites": lut_sites(parts[key]),
                         "share": round(lut_sites(parts[key]) / sites, 4) if sites else 0.0}

@@ -27,6 +27,7 @@ import sys
 import threading
 import time
 
+from routing_logic.base import VC_POLICIES
 from topologies.errors import ParameterError
 
 from .boards import BoardTop, ecp5_pll_params, get_board
@@ -53,6 +54,7 @@ class FpgaConfig:
     va_stages: int = 1               # VC allocation stages (sim.params.RouterParams.va_stages)
     sa_stages: int = 1               # switch allocation stages (RouterParams.sa_stages)
     st_stage: int = 0                # 1: switch traversal a cycle after SA (RouterParams.st_stage)
+    vc_policy: str = "hops"          # VC classes (routing_logic.base.VC_POLICIES): hops or turns
     freq_mhz: float | None = None    # None: 100 MHz on ECP5, the 12 MHz board clock on iCE40
     router: int = 0                  # which router of SPEC the router / unit design builds
     id_input: bool = False           # unit design: the router id is an input (table units: a loadable RAM)
@@ -64,7 +66,7 @@ class FpgaConfig:
     # options added after the first builds: left out of the key at their defaults, so that the
     # build directories of earlier builds keep their names
     _KEY_DEFAULTS = {"pnr_router": "router1", "id_input": False, "wide_luts": True, "va_stages": 1, "sa_stages": 1,
-                     "st_stage": 0}
+                     "st_stage": 0, "vc_policy": "hops"}
 
     def key(self) -> str:
         d = dataclasses.asdict(self)
@@ -102,6 +104,8 @@ def validate(cfg: FpgaConfig):
     _int("va-stages", cfg.va_stages, 1, 2)
     _int("sa-stages", cfg.sa_stages, 1, 2)
     _int("st-stage", cfg.st_stage, 0, 1)
+    if cfg.vc_policy not in VC_POLICIES:
+        raise ParameterError(f"vc-policy={cfg.vc_policy!r}: allowed: {', '.join(VC_POLICIES)}")
     _int("seed", cfg.seed, 0, 2**31 - 1)
     check_pnr_router(cfg.pnr_router)
     freq = cfg.freq_mhz if cfg.freq_mhz is not None else (100.0 if board.pll else board.clock_mhz)
@@ -133,14 +137,16 @@ def routing_for(cfg: FpgaConfig, net, params):
     channel-dependency check of routing_logic); a lone router with emulated neighbours that
     always drain cannot deadlock, so it may have fewer VCs than classes (C is capped at V)."""
     from routing_logic.registry import make_routing
-    kw = {"vcs": params.vcs}
+    kw = {"vcs": params.vcs, "vc_policy": cfg.vc_policy}
     if cfg.routing == "polarized":
         kw["buffer_depth"] = params.depth
     if cfg.design == "network":
         need = int(make_routing(cfg.routing, net, check_deadlock=False, **kw).default_vcs())
         if params.vcs < need:
+            turns = int(make_routing(cfg.routing, net, check_deadlock=False, **{**kw, "vc_policy": "turns"}).default_vcs())
+            hint = f" ({turns} with --vc-policy turns)" if cfg.vc_policy == "hops" and turns < need else ""
             raise ParameterError(f"vcs={params.vcs}: routing {cfg.routing} on {net.spec or cfg.spec} needs at least "
-                                 f"{need} VCs to be deadlock-free")
+                                 f"{need} VCs to be deadlock-free{hint}")
         return make_routing(cfg.routing, net, **kw)
     return make_routing(cfg.routing, net, check_deadlock=False, **kw)
 
@@ -249,7 +255,7 @@ def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False) -> dict
                 "routing": cfg.routing, "routers": net.num_routers if cfg.design == "network" else 1,
                 "ports": int(net.ports.max()) + int(net.endpoints.max()), "vcs": params.vcs,
                 "depth": params.depth, "flit_width": params.payload_bits, "va_stages": params.va_stages,
-                "sa_stages": params.sa_stages, "st_stage": params.st_stage, "flit_bits": flit_layout(net.num_routers, int(net.endpoints.max()), params).size,
+                "sa_stages": params.sa_stages, "st_stage": params.st_stage, "vc_policy": cfg.vc_policy, "flit_bits": flit_layout(net.num_routers, int(net.endpoints.max()), params).size,
                 "clock_mhz": freq, "wide_luts": cfg.wide_luts, "build_dir": str(out_dir),
                 **({"id_input": cfg.id_input} if cfg.design == "unit" else {})}
     env = tool_env(board.family)        # the tools are there, before anything is written
@@ -310,7 +316,7 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
         "routing": cfg.routing, "routers": net.num_routers if cfg.design == "network" else 1,
         "ports": int(net.ports.max()) + int(net.endpoints.max()), "vcs": params.vcs, "depth": params.depth,
         "flit_width": params.payload_bits, "flit_bits": layout_bits, "va_stages": params.va_stages,
-        "sa_stages": params.sa_stages, "st_stage": params.st_stage,
+        "sa_stages": params.sa_stages, "st_stage": params.st_stage, "vc_policy": cfg.vc_policy,
         "clock_mhz": top.freq_mhz,
         "network_routers": net.num_routers,
         **({"lanes": inner.lanes, "id_input": cfg.id_input} if cfg.design == "unit" else {}),

@@ -47,11 +47,11 @@ from .verilog_out import ports_of, to_verilog
 ROUTER_MODULE = "pstar_router"
 
 
-def build_routing(net: Network, routing: str, params: RouterParams):
-    """The routing_logic object the model uses for (net, routing, V) (deadlock-checked)."""
+def build_routing(net: Network, routing: str, params: RouterParams, vc_policy: str = "hops"):
+    """The routing_logic object the model uses for (net, routing, V, VC policy) (deadlock-checked)."""
     if routing not in UNITS:
         raise ParameterError(f"routing={routing!r}: the RTL has units for {', '.join(UNITS)}")
-    kw = {"vcs": params.vcs}
+    kw = {"vcs": params.vcs, "vc_policy": vc_policy}
     if routing == "polarized":
         kw["buffer_depth"] = params.depth
     return make_routing(routing, net, **kw)
@@ -77,6 +77,7 @@ class NetworkTop(wiring.Component):
         self.ep_first = np.concatenate([[0], np.cumsum(net.endpoints.astype(np.int64))])
         self.layout = flit_layout(n, self.p, params)
         self.C = vc_classes_for(self.routing, params.vcs)
+        self.class_steps = self.routing.class_steps()
         self.unit_factory = functools.partial(make_unit, routing, net, routing=self._unit_routing())
         # the prototype (its ports name the Instance connections; shared mode emits it once)
         self.proto = self.make_router(None)
@@ -130,7 +131,14 @@ class NetworkTop(wiring.Component):
 
     def make_router(self, router_id):
         return Router(self.R, self.p, self.params, self.layout, self.unit_for(router_id), self.net.num_routers,
-                      self.C, router_id)
+                      self.C, router_id, None if router_id is None else self.class_steps[router_id].tolist())
+
+    def check_shared(self) -> None:
+        """The shared router module (one module, an id input) is built with hop classes: turn
+        classes differ per router (their class steps prune each router's VA arbiters)."""
+        if self.routing.vc_policy.name != "hops":
+            raise ParameterError(f"vc_policy={self.routing.vc_policy.name}: its class steps differ per router; "
+                                 "the shared router module takes hop classes only (use one module per router)")
 
     def table_rows(self, r: int) -> list[int]:
         """Rows of router r's routing table (what `load` must write), for loadable units."""
@@ -183,6 +191,8 @@ class NetworkTop(wiring.Component):
                 m.d.comb += [sig[r, "load__valid"].eq(self.load.valid & (self.load.payload.router == r)),
                              sig[r, "load__payload"].eq(Cat(self.load.payload.addr, self.load.payload.data))]
 
+        if self.shared:
+            self.check_shared()
         drops = []
         for r in range(n):
             if self.shared:
@@ -232,7 +242,8 @@ def _vrange(width: int) -> str:
     return f"[{width - 1}:0] " if width > 1 else ""
 
 
-def top_verilog(top: NetworkTop, name: str = "pstar_network", packed: bool = False, module_of=None) -> str:
+def top_verilog(top: NetworkTop, name: str = "pstar_network", packed: bool = False, module_of=None,
+                routers=None) -> str:
     """The top module of `top` as Verilog text: only wiring, so it is written directly.
 
     (Amaranth numbers the bits of all top-level ports of a design with 16 bits, so a top with
@@ -240,7 +251,9 @@ def top_verilog(top: NetworkTop, name: str = "pstar_network", packed: bool = Fal
     `amaranth.back.verilog`.) Ports as `NetworkTop`'s, named as Amaranth names them
     (`inject__{e}__payload`, ...); `packed=True` gathers them into buses instead (`inject_valid`,
     `inject_data`, `eject_valid`, `eject_data`, `credit_valid`, `credit_vc`, `load_valid`,
-    `load_data`), endpoint e at slice e. `module_of(r)` names router r's module.
+    `load_data`), endpoint e at slice e. `module_of(r)` names router r's module; `routers[r]`, when
+    given, is that module's `Router` (one module per router: a constant id, so no `id` port, and
+    a `load` port only if its unit is loadable), else every router is the shared prototype.
     """
     net, prm = top.net, top.params
     n, R, p, E = net.num_routers, top.R, top.p, top.E
@@ -326,7 +339,10 @@ def top_verilog(top: NetworkTop, name: str = "pstar_network", packed: bool = Fal
             L.append(f"  assign r{r}__load__payload = {ld}[{lb - 1}:{rb}];")
     for r in range(n):
         conns = [".clk(clk)", ".rst(rst)"]
+        own = set(ports_of(routers[r])) if routers is not None else set(ports)
         for pname, (sig, direction) in ports.items():
+            if pname not in own:
+                continue
             if pname == "id":
                 conns.append(f".id({idb}'d{r})")
             else:
@@ -359,12 +375,14 @@ def network_verilog(net: Network, routing: str = "polarstar", params: RouterPara
     """
     top = plan(net, routing, params, routing_obj=routing_obj, shared=shared)
     if shared:
+        top.check_shared()
         text = top_verilog(top, name, packed)
         return text + "\n" + to_verilog(top.proto, top.module_name), top
-    text = top_verilog(top, name, packed, module_of=lambda r: f"{top.module_name}_{r}")
+    routers = [top.make_router(r) for r in range(net.num_routers)]
+    text = top_verilog(top, name, packed, module_of=lambda r: f"{top.module_name}_{r}", routers=routers)
     parts = [text]
-    for r in range(net.num_routers):
-        parts.append(to_verilog(top.make_router(r), f"{top.module_name}_{r}"))
+    for r, router in enumerate(routers):
+        parts.append(to_verilog(router, f"{top.module_name}_{r}"))
     return "\n".join(parts), top
 
 

@@ -17,7 +17,7 @@ That is link_latency = credit_latency = 1; larger latencies add L - 1 input regi
 Route computation happens when a flit arrives (one routing-unit lane per input port) and is
 stored with the flit, so a head that reaches the front of its VC in cycle t can request in t.
 Stages of cycle t, all from start-of-cycle registers: VA (per input VC the best free candidate
-(port, VC of its hop class, `input_class`), minimum of occupancy + priority, ties to the lowest
+(port, VC of its hop's class, `input_class`), minimum of occupancy + priority, ties to the lowest
 port then VC; per output VC a round-robin arbiter over the input VCs i·V + v that can ask for it;
 grants take effect at t + 1; with `va_stages = 2` the arbiters take the requests registered in
 t - 1 that still hold: input VC without output VC, output VC free), SA
@@ -61,13 +61,15 @@ def class_of_vc(w: int, vcs: int, classes: int) -> int:
     return min(w // k, classes - 1)
 
 
-def input_class(i: int, v: int, ports: int, vcs: int, classes: int) -> int:
-    """The hop class of a head at input VC v of input port i (docs/microarchitecture.md, VC
-    classes): 0 at a local port (i >= ports), else one class above the class of VC v, capped at
-    C - 1. A head that kept the contract arrives with h hops on a VC of class min(h-1, C-1), so
-    this is min(h, C-1); being a constant per input VC, it prunes each output VC's VA arbiter to
-    the input VCs of its class."""
-    return 0 if i >= ports else min(class_of_vc(v, vcs, classes) + 1, classes - 1)
+def input_class(i: int, v: int, ports: int, vcs: int, classes: int, step: int = 1) -> int:
+    """The class of the next hop of a head at input VC v of input port i (docs/microarchitecture.md,
+    VC classes): 0 at a local port (i >= ports), else `step` classes above the class of VC v,
+    capped at C - 1. `step` is the VC policy's class step from port i to the output port
+    (`Routing.class_steps`): always 1 for hop classes, where a head that kept the contract arrives
+    with h hops on a VC of class min(h-1, C-1) and this is min(h, C-1); 1 at a down-then-up turn
+    for turn classes. Being a constant per (input VC, output port), it prunes each output VC's
+    VA arbiter to the input VCs that can ask for it."""
+    return 0 if i >= ports else min(class_of_vc(v, vcs, classes) + step, classes - 1)
 
 
 def credit_signature(vcs: int) -> stream.Signature:
@@ -91,13 +93,15 @@ class Router(wiring.Component):
     ports: R network ports; endpoints: p local ports; params: RouterParams (V, B, alloc_iters,
     latencies); layout: the flit StructLayout (`sim.flit.flit_layout`); unit: a callable
     `unit(lanes) -> RoutingUnit`; num_routers: N (destinations >= N are malformed);
-    vc_classes: C (`vc_classes_for`); router_id: a constant id, or None for an `id` input.
+    vc_classes: C (`vc_classes_for`); router_id: a constant id, or None for an `id` input;
+    class_step: R x R class steps (network input port, network output port) of the VC policy
+    (`Routing.class_steps()[router]`), or None for hop classes (every step 1).
     """
 
     @quiet_on_error
     def __init__(self, ports: int, endpoints: int, params: RouterParams, layout: data.StructLayout,
                  unit: Callable[[int], RoutingUnit], num_routers: int, vc_classes: int,
-                 router_id: int | None = None):
+                 router_id: int | None = None, class_step=None):
         _pos_int("ports", ports)
         _pos_int("endpoints", endpoints)
         _pos_int("num_routers", num_routers)
@@ -112,6 +116,12 @@ class Router(wiring.Component):
             raise ValueError(f"router_id={router_id!r}: must be None or a router id in 0..{num_routers - 1}")
         if not callable(unit):
             raise TypeError(f"unit={unit!r}: must be a callable lanes -> RoutingUnit")
+        if class_step is None:
+            class_step = [[1] * ports for _ in range(ports)]
+        class_step = [[int(x) for x in row] for row in class_step]
+        if len(class_step) != ports or any(len(row) != ports or not set(row) <= {0, 1} for row in class_step):
+            raise ValueError(f"class_step: must be None or {ports} x {ports} steps of 0 or 1")
+        self.class_step = class_step
         self.R, self.p = ports, endpoints
         self.P = ports + endpoints
         self.params = params
@@ -266,7 +276,11 @@ class Router(wiring.Component):
                 members = [(~busy[o][w], occ[o][w], Const(o, ob), Const(w, wb)) for w in range(V) if cls_of[w] == c]
                 best_v[o][c], best_k[o][c], _, best_w[o][c] = argmin(members, f"vbest_{o}_{c}")
 
-        in_class = [input_class(i, v, R, V, C) for i in range(P) for v in range(V)]
+        def next_class(iv, o):
+            """The class of the hop of input VC iv's head through network output o (a constant)."""
+            i, v = divmod(iv, V)
+            return input_class(i, v, R, V, C, self.class_step[i][o] if i < R else 0)
+
         req_valid = [None] * NV
         req_o = [None] * NV
         req_w = [None] * NV
@@ -278,9 +292,9 @@ class Router(wiring.Component):
                 fl = fr.flit
                 wants = Signal(name=f"wants_{i}_{v}")
                 m.d.comb += wants.eq((counts[i][v] > 0) & ~alloc_valid[i][v] & fl.head & ~fr.bad)
-                cls = in_class[iv]
                 leaves = []
                 for o in range(R):
+                    cls = next_class(iv, o)
                     key = best_k[o][cls] + (fr.prio[o] if pb else 0)
                     leaves.append((fr.mask[o] & best_v[o][cls], key, Const(o, ob), best_w[o][cls]))
                 nv, _, no, nw = argmin(leaves, f"va_{i}_{v}")
@@ -327,8 +341,9 @@ class Router(wiring.Component):
             m.d.comb += s.eq(Mux(arb_valid[iv], Const(1, NV) << index2(arb_o[iv], arb_w[iv], V), 0))
             req_onehot.append(s)
         va_set = [[None] * V for _ in range(P)]
-        # the output VCs input VC iv can hold: every local one, and the network ones of its class
-        ovcs_of = [[(o, w) for o in range(P) for w in range(V) if o >= R or in_class[iv] == cls_of[w]]
+        # the output VCs input VC iv can hold: every local one, and the network ones of the class of
+        # its hop through that output
+        ovcs_of = [[(o, w) for o in range(P) for w in range(V) if o >= R or next_class(iv, o) == cls_of[w]]
                    for iv in range(NV)]
         va_grant = {}                    # (iv, o, w) -> arbiter (o, w) grants iv this cycle
         for o in range(P):

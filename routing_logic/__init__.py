@@ -17,7 +17,7 @@ Modules: `polarstar` (table-free arithmetic minimal routing and exact distance o
 (Valiant and UGAL-L), `deadlock` (channel dependency graphs), `registry` (`make_routing`).
 Imports topologies only, never sim/hdl/fpga.
 """
-from .base import EJECT, NO_ROUTER, Candidate, HopVC, RouteState, Routing, StateArrays, select, walk_idle
+from .base import EJECT, NO_ROUTER, VC_POLICIES, Candidate, HopVC, RouteState, TurnVC, Routing, StateArrays, select, walk_idle
 from .deadlock import DeadlockError, assert_deadlock_free, check_deadlock, deadlock_verdict, min_vcs
 from .polarized import Polarized
 from .polarstar import PolarStarArithmetic, PolarStarMinimal
@@ -25,7 +25,7 @@ from .registry import ROUTINGS, make_routing
 from .table import MinimalTable, TableOracle, make_oracle
 from .valiant import UGAL, Valiant
 
-__all__ = ["EJECT", "NO_ROUTER", "Candidate", "HopVC", "RouteState", "Routing", "StateArrays", "select",
+__all__ = ["EJECT", "NO_ROUTER", "VC_POLICIES", "Candidate", "HopVC", "TurnVC", "RouteState", "Routing", "StateArrays", "select",
            "walk_idle", "DeadlockError", "assert_deadlock_free", "check_deadlock", "deadlock_verdict", "min_vcs",
            "Polarized", "PolarStarArithmetic", "PolarStarMinimal", "ROUTINGS", "make_routing", "MinimalTable",
            "TableOracle", "make_oracle", "UGAL", "Valiant"]

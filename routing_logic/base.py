@@ -33,11 +33,23 @@ compares queue-weighted path lengths there; MIN and Polarized only fill in s and
 deterministic given the generator.
 
 After the packet leaves c through `port`, the header becomes `advance(c, state, port)`: hops + 1,
-and the phase bit set once the intermediate router has been reached.
+the phase bit set once the intermediate router has been reached, and the turn fields below.
 
-VC policy: hop-indexed, `vc = min(hops, num_vcs - 1)` (`HopVC`). With enough VCs every hop
-climbs to a higher VC and the channel dependency graph is acyclic by construction; with fewer,
-the last VC is shared by the tail of long routes and `routing_logic.deadlock` decides.
+VC policies (`VC_POLICIES`; `make_routing(..., vc_policy=)`), both VC *classes* over router ids:
+
+  * `hops` (`HopVC`, the default): class = min(hops, C - 1). With C = the longest route, every
+    hop climbs a class and the channel dependency graph is acyclic by construction; with fewer,
+    the last class is shared by the tail of long routes and `routing_logic.deadlock` decides.
+  * `turns` (`TurnVC`): a hop r -> m is *up* if m > r, *down* if m < r; the class rises by one
+    only at a down-then-up turn, class = min(turns, C - 1). Within a class a route is up* down*,
+    so the dependencies inside a class only go up-up, up-down or down-down: ids strictly rise,
+    then strictly fall, and no dependency returns to a channel (the argument of up*/down*,
+    Schroeder et al., Autonet, 1991, over a total order of the routers). Two down-then-up turns
+    need a hop between them, so an h-hop route makes at most floor(h / 2): C = floor(L / 2) + 1
+    classes for routes of at most L hops. PolarStar's minimal routes (L = 3) need 2 VCs instead
+    of 3; Valiant's (L = 2D) D + 1 instead of 2D. The header carries `turns` and `down` (the last
+    hop went down); the RTL reads the same from the input VC's class and the input port's
+    neighbour (`class_step`), without header bits.
 
 Batched forms for the simulator: `candidates_batch(c, states)` returns the candidates of many
 head flits at once as parallel arrays, in the same order as `route()` would; tables such as the
@@ -73,6 +85,8 @@ class RouteState:
     hops: int = 0            # hops taken so far (0 at the source router)
     inter: int = NO_ROUTER   # Valiant/UGAL intermediate router, NO_ROUTER if none
     phase: int = 1           # 0 = heading to `inter`, 1 = heading to `dst`
+    turns: int = 0           # down-then-up turns taken (the `turns` VC policy's class)
+    down: int = 0            # 1 if the last hop went to a lower router id
 
     def target(self, c: int) -> tuple[int, int]:
         """(phase, router the packet heads for) as seen at router c."""
@@ -87,10 +101,12 @@ class StateArrays(NamedTuple):
     hops: np.ndarray
     inter: np.ndarray
     phase: np.ndarray
+    turns: np.ndarray
+    down: np.ndarray
 
     @classmethod
-    def make(cls, src, dst, hops=0, inter=NO_ROUTER, phase=1) -> "StateArrays":
-        arrs = np.broadcast_arrays(*(np.asarray(v, dtype=np.int64) for v in (src, dst, hops, inter, phase)))
+    def make(cls, src, dst, hops=0, inter=NO_ROUTER, phase=1, turns=0, down=0) -> "StateArrays":
+        arrs = np.broadcast_arrays(*(np.asarray(v, dtype=np.int64) for v in (src, dst, hops, inter, phase, turns, down)))
         return cls(*(np.ascontiguousarray(a).ravel() for a in arrs))
 
     def __getitem__(self, i):
@@ -109,27 +125,52 @@ class HopVC:
     one VC (vc = min(h, num_vcs-1)) and `routing_logic.deadlock` decides."""
     num_vcs: int
     classes: int | None = None
+    name = "hops"
 
     def __post_init__(self):
         if not isinstance(self.num_vcs, (int, np.integer)) or self.num_vcs < 1:
             raise ParameterError(f"vcs={self.num_vcs!r}: must be an integer >= 1")
 
+    @staticmethod
+    def classes_for(route_length: int) -> int:
+        """Classes that make every route of at most `route_length` hops climb (acyclic CDG)."""
+        return max(1, int(route_length))
+
     @property
     def num_classes(self) -> int:
         return int(min(self.num_vcs, self.classes or self.num_vcs))
 
-    def vc_range(self, hops):
-        """(first, last + 1) VC of the class of a packet that has taken `hops` hops."""
+    def counter(self, c, states: StateArrays, nxt):
+        """Uncapped class of the hop c -> nxt (arrays) for packets in `states`."""
+        return states.hops
+
+    def after_hop(self, c, states: StateArrays, nxt):
+        """(turns, down) after the hop c -> nxt."""
+        return states.turns, states.down
+
+    @staticmethod
+    def class_step(prev: int, c: int, nxt: int) -> int:
+        """Classes a head climbs at router c when it came from router prev and leaves to nxt:
+        the class of its next hop is min(class of its input VC + step, C - 1) (0 when injected)."""
+        return 1
+
+    def canonical(self, states: StateArrays) -> StateArrays:
+        """Blank what does not select a VC (the deadlock check merges equal states)."""
+        zero = np.zeros_like(states.turns)
+        return states._replace(hops=np.minimum(states.hops, self.num_classes - 1), turns=zero, down=zero)
+
+    def vc_range(self, counter):
+        """(first, last + 1) VC of class min(counter, C - 1)."""
         C = self.num_classes
         k = self.num_vcs // C
-        c = np.minimum(hops, C - 1)
+        c = np.minimum(counter, C - 1)
         lo = c * k
         hi = np.where(c == C - 1, self.num_vcs, lo + k)
         return lo, hi
 
-    def vc(self, hops):
+    def vc(self, counter):
         """First VC of the class (the only one when num_vcs <= classes)."""
-        return self.vc_range(hops)[0]
+        return self.vc_range(counter)[0]
 
     def describe(self) -> str:
         C = self.num_classes
@@ -137,6 +178,40 @@ class HopVC:
         if k == 1 and C == self.num_vcs:
             return f"hop-indexed, vc = min(hops, {self.num_vcs - 1})"
         return f"hop-indexed classes: {C} classes of {k} VCs (last class {self.num_vcs - k * (C - 1)})"
+
+
+@dataclass(frozen=True)
+class TurnVC(HopVC):
+    """Turn-indexed VC classes (module docstring): the class rises only at a down-then-up turn."""
+    name = "turns"
+
+    @staticmethod
+    def classes_for(route_length: int) -> int:
+        return max(1, int(route_length)) // 2 + 1
+
+    def counter(self, c, states: StateArrays, nxt):
+        return states.turns + (states.down & (np.asarray(nxt) > c))
+
+    def after_hop(self, c, states: StateArrays, nxt):
+        nxt = np.asarray(nxt)
+        return states.turns + (states.down & (nxt > c)), (nxt < c).astype(np.int64)
+
+    @staticmethod
+    def class_step(prev: int, c: int, nxt: int) -> int:
+        return int(prev > c and nxt > c)
+
+    def canonical(self, states: StateArrays) -> StateArrays:
+        return states._replace(hops=np.zeros_like(states.hops), turns=np.minimum(states.turns, self.num_classes - 1))
+
+    def describe(self) -> str:
+        C = self.num_classes
+        k = self.num_vcs // C
+        if k == 1 and C == self.num_vcs:
+            return f"turn-indexed, vc = min(down-then-up turns, {self.num_vcs - 1})"
+        return f"turn-indexed classes: {C} classes of {k} VCs (last class {self.num_vcs - k * (C - 1)})"
+
+
+VC_POLICIES = {"hops": HopVC, "turns": TurnVC}
 
 
 def select(candidates, occupancy: Callable[[int, int], int]) -> Candidate:
@@ -162,13 +237,40 @@ class Routing:
     def __init__(self, net: Network, vcs: int | None = None):
         self.net = net
         self.n = net.num_routers
-        self.vc_policy = HopVC(self.default_vcs() if vcs is None else vcs, classes=self.default_vcs())
+        self._vcs_arg = vcs
+        self.set_vc_policy("hops")
         self._peer_router, self._peer_port = net.peer_table()
 
     # ---- VCs --------------------------------------------------------------------------------
+    def set_vc_policy(self, name: str) -> None:
+        """Use VC policy `name` (VC_POLICIES); V stays as given, or becomes its default_vcs()."""
+        cls = VC_POLICIES.get(name) if isinstance(name, str) else None
+        if cls is None:
+            raise ParameterError(f"vc_policy={name!r}: unknown; allowed: {', '.join(VC_POLICIES)}")
+        need = cls.classes_for(self.max_route_length) if self.max_route_length else 1
+        self.vc_policy = cls(need if self._vcs_arg is None else self._vcs_arg, classes=need)
+
+    def class_steps(self) -> np.ndarray:
+        """(routers, R, R) int64, R = the most network ports of a router: the VC policy's class
+        step of a head that enters router r on network port i and leaves on network port o (0
+        where either port is unconnected). The simulator and the RTL derive a head's class from
+        this and the class of its input VC, with no header bits (VCPolicy.class_step)."""
+        n, R = self.n, int(self.net.ports.max())
+        nbr = np.full((n, R), -1, dtype=np.int64)
+        rows = self.net.port_router.astype(np.int64)
+        nbr[rows, np.arange(len(rows)) - self.net.offsets[rows]] = self._peer_router
+        out = np.zeros((n, R, R), dtype=np.int64)
+        for r in range(n):
+            for i in range(R):
+                for o in range(R):
+                    if nbr[r, i] >= 0 and nbr[r, o] >= 0:
+                        out[r, i, o] = self.vc_policy.class_step(int(nbr[r, i]), r, int(nbr[r, o]))
+        return out
+
     def default_vcs(self) -> int:
-        """VCs that make the hop-indexed policy deadlock-free by construction."""
-        return int(self.max_route_length) if self.max_route_length else 1
+        """VCs that make the VC policy deadlock-free by construction (its classes for the
+        longest route)."""
+        return int(self.vc_policy.classes)
 
     @property
     def num_vcs(self) -> int:
@@ -191,15 +293,21 @@ class Routing:
         self.check_router(state.dst, "dst")
         if state.inter != NO_ROUTER:
             self.check_router(state.inter, "inter")
-        return self._expand_vcs(self._route(int(c), state), state.hops)
+        return self._expand_vcs(int(c), self._route(int(c), state), state)
 
-    def _expand_vcs(self, cands, hops) -> tuple[Candidate, ...]:
-        """Each network candidate on every VC of the packet's class (the routings name the first)."""
-        lo, hi = (int(v) for v in self.vc_policy.vc_range(hops))
-        if hi - lo == 1:
-            return tuple(cands)
-        return tuple(Candidate(c.port, w, c.priority) if c.port != EJECT else c
-                     for c in cands for w in ((lo + i for i in range(hi - lo)) if c.port != EJECT else (0,)))
+    def _expand_vcs(self, c: int, cands, state: RouteState) -> tuple[Candidate, ...]:
+        """Each network candidate on every VC of its hop's class (the VC policy's; the VC the
+        routings name is replaced)."""
+        st = StateArrays.make(state.src, state.dst, state.hops, state.inter, state.phase, state.turns, state.down)
+        out = []
+        for cand in cands:
+            if cand.port == EJECT:
+                out.append(cand)
+                continue
+            nxt = np.array([self.neighbor(c, cand.port)])
+            lo, hi = (int(v[0]) for v in self.vc_policy.vc_range(self.vc_policy.counter(c, st, nxt)))
+            out.extend(Candidate(cand.port, w, cand.priority) for w in range(lo, hi))
+        return tuple(out)
 
     def _route(self, c: int, state: RouteState) -> tuple[Candidate, ...]:
         raise NotImplementedError
@@ -207,7 +315,13 @@ class Routing:
     def advance(self, c: int, state: RouteState, port: int) -> RouteState:
         """Header after leaving router c through `port`."""
         phase, _ = state.target(c)
-        return replace(state, hops=state.hops + 1, phase=phase)
+        return replace(state, hops=state.hops + 1, phase=phase, **self._turns_after(c, state, port))
+
+    def _turns_after(self, c: int, state: RouteState, port: int) -> dict:
+        """The turn fields after the hop from c through `port` (scalar form of VCPolicy.after_hop)."""
+        st = StateArrays.make(state.src, state.dst, state.hops, state.inter, state.phase, state.turns, state.down)
+        turns, down = self.vc_policy.after_hop(c, st, np.array([self.neighbor(c, port)]))
+        return {"turns": int(turns[0]), "down": int(down[0])}
 
     def neighbor(self, c: int, port: int) -> int:
         """Router at the far end of `port` of c (-1 if unconnected)."""
@@ -220,7 +334,9 @@ class Routing:
         c = np.asarray(c, dtype=np.int64).ravel()
         states = _broadcast(states, len(c))
         idx, port, prio = self._batch(c, states)
-        lo, hi = self.vc_policy.vc_range(states.hops[idx])
+        ci = c[idx]
+        nxt = np.where(port == EJECT, -1, self._peer_router[self.net.offsets[ci] + np.maximum(port, 0)])
+        lo, hi = self.vc_policy.vc_range(self.vc_policy.counter(ci, states[idx], nxt))
         width = np.where(port == EJECT, 1, hi - lo)
         rep = np.repeat(np.arange(len(idx)), width)
         offset = np.arange(len(rep)) - np.repeat(np.cumsum(width) - width, width)
@@ -239,11 +355,18 @@ class Routing:
                 out[2].append(cand.priority)
         return tuple(np.asarray(v, dtype=np.int64) for v in out)
 
-    def advance_batch(self, c, states: StateArrays) -> StateArrays:
+    def advance_batch(self, c, states: StateArrays, nxt) -> StateArrays:
+        """advance() for many packets; nxt: the router each one moves to."""
         c = np.asarray(c, dtype=np.int64).ravel()
         states = _broadcast(states, len(c))
         phase = np.where((states.phase == 1) | (c == states.inter), 1, 0)
-        return states._replace(hops=states.hops + 1, phase=phase)
+        return self._hop(c, states, nxt)._replace(phase=phase)
+
+    def _hop(self, c, states: StateArrays, nxt) -> StateArrays:
+        """hops + 1 and the turn fields after the hops c -> nxt."""
+        turns, down = self.vc_policy.after_hop(c, states, np.asarray(nxt, dtype=np.int64).ravel())
+        return states._replace(hops=states.hops + 1, turns=np.asarray(turns, dtype=np.int64),
+                               down=np.asarray(down, dtype=np.int64))
 
     def inject_batch(self, s, t, rng: np.random.Generator | None = None) -> StateArrays:
         """inject() for many packets on an idle network (every occupancy 0)."""
@@ -251,8 +374,8 @@ class Routing:
 
     # ---- deadlock-check hooks (routing_logic.deadlock) --------------------------------------
     # The checker enumerates abstract routing states: header fields route() does not read are
-    # blanked (-1) so that equivalent states merge, and hops are capped at num_vcs - 1 (they
-    # only choose the VC).
+    # blanked (-1) so that equivalent states merge, and the VC policy blanks what does not choose
+    # a VC (hops capped at C - 1 for `hops`; turns capped, hops blanked for `turns`).
     def cdg_state_estimate(self) -> int:
         """Upper bound on the states an exact deadlock check enumerates (to decide whether to try)."""
         n = self.n
@@ -267,6 +390,7 @@ class Routing:
         return s[keep], StateArrays.make(s[keep], t[keep])
 
     def cdg_canonical(self, c, states: StateArrays) -> StateArrays:
+        states = self.vc_policy.canonical(states)
         if self.uses_source:
             return states
         return states._replace(src=np.full_like(states.src, -1))
@@ -324,7 +448,7 @@ def walk_idle(routing: Routing, s, t, rng: np.random.Generator | None = None, li
         go = ~done
         moving = active[go]
         g = offsets[c[moving]] + port[go]
-        states_m = routing.advance_batch(c[moving], states[moving])
+        states_m = routing.advance_batch(c[moving], states[moving], routing._peer_router[g])
         c[moving] = routing._peer_router[g]
         states = _scatter(states, moving, states_m)
         if h < limit:

@@ -37,7 +37,7 @@ class DeadlockError(ParameterError):
 @dataclass
 class CDGReport:
     deadlock_free: bool
-    method: str                      # "cdg" (all sources), "cdg-sampled", "vc-monotone"
+    method: str                      # "cdg" (all sources), "cdg-sampled", "vc-monotone", "turn-classes"
     vcs: int
     channels: int = 0                # channels that carry some dependency
     states: int = 0                  # routing states enumerated
@@ -53,7 +53,7 @@ class CDGReport:
 
     def as_dict(self) -> dict:
         d = {"deadlock_free": self.deadlock_free, "deadlock_check": self.method}
-        if self.method != "vc-monotone":
+        if self.method not in ("vc-monotone", "turn-classes"):
             d.update(cdg_channels=self.channels, cdg_states=self.states, cdg_dependencies=self.dependencies)
         if self.cycle:
             d["deadlock_cycle"] = self.cycle_text()
@@ -81,7 +81,9 @@ def _unique_inverse(a: np.ndarray):
 def _pack(c, st: StateArrays, n: int, V: int) -> np.ndarray:
     B = n + 1
     hops = np.minimum(st.hops, V - 1)
-    return (((((c * B + st.src + 1) * B + st.dst + 1) * B + st.inter + 1) * 2 + st.phase) * V + hops)
+    turns = np.minimum(st.turns, V - 1)
+    return ((((((c * B + st.src + 1) * B + st.dst + 1) * B + st.inter + 1) * 2 + st.phase) * V + hops) * V
+            + turns) * 2 + st.down
 
 
 MAX_STATES = 10_000_000     # abort an exact check beyond this many states (about 1 GB)
@@ -95,7 +97,7 @@ def channel_dependency_graph(routing: Routing, sources=None, progress=None, max_
     net, n, V = routing.net, routing.n, routing.num_vcs
     too_big = ParameterError(
         f"routing={routing.name} vcs={V} on {net.name}: more than {max_states} routing states, too many for an "
-        f"exact deadlock check; use vcs >= {routing.max_route_length} (deadlock-free by construction)")
+        f"exact deadlock check; use vcs >= {routing.default_vcs()} (deadlock-free by construction)")
     if n >= 20_000:
         raise too_big
     sources = np.arange(n) if sources is None else np.asarray(sources, dtype=np.int64)
@@ -113,7 +115,6 @@ def channel_dependency_graph(routing: Routing, sources=None, progress=None, max_
     n_states = 0
     while len(c):
         st = routing.cdg_canonical(c, st)
-        st = st._replace(hops=np.minimum(st.hops, V - 1))
         key = _pack(c, st, n, V)
         uk, first, inv = _unique_inverse(key)
         pos = np.searchsorted(keys, uk)
@@ -154,7 +155,7 @@ def channel_dependency_graph(routing: Routing, sources=None, progress=None, max_
         edges_src.append(nodes[idx])
         edges_dst.append(ch)
         nxt_c = port_router[peer[g]]
-        nxt_st = routing.advance_batch(cs[idx], ss[idx])
+        nxt_st = routing.advance_batch(cs[idx], ss[idx], nxt_c)
         if len(nxt_c) + len(c_child) > 2 * max_states:
             raise too_big
         c = np.concatenate([nxt_c, np.asarray(c_child, dtype=np.int64)])
@@ -216,13 +217,15 @@ def check_deadlock(routing: Routing, sources=None, progress=None, max_states: in
 def deadlock_verdict(routing: Routing, exact: bool = False, sources=None, progress=None) -> CDGReport:
     """Verdict for a routing/VC pair.
 
-    When the hop-indexed VCs cover the longest possible route (V >= routing.max_route_length),
-    every hop moves to a higher VC, so the CDG is acyclic by construction ("vc-monotone"); the
-    graph is built only when that argument does not apply or `exact` is set.
+    When the VC policy's classes cover the longest possible route (V >= routing.default_vcs():
+    the route length for `hops`, every hop moves to a higher VC, "vc-monotone"; half of it plus
+    one for `turns`, up*/down* within each class, "turn-classes"; routing_logic.base), the CDG
+    is acyclic by construction; the graph is built only when that argument does not apply or
+    `exact` is set.
     """
-    bound = routing.max_route_length
-    if not exact and bound and routing.num_vcs >= bound:
-        return CDGReport(True, "vc-monotone", routing.num_vcs)
+    if not exact and routing.max_route_length and routing.num_vcs >= routing.default_vcs():
+        method = "turn-classes" if routing.vc_policy.name == "turns" else "vc-monotone"
+        return CDGReport(True, method, routing.num_vcs)
     return check_deadlock(routing, sources, progress)
 
 

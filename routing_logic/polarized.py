@@ -126,13 +126,14 @@ class Polarized(Routing):
 
     def advance(self, c: int, state: RouteState, port: int) -> RouteState:
         escaped = c != state.dst and bool(self._rule(c, state.src, state.dst, state.phase)[2])
-        return replace(state, hops=state.hops + 1, phase=0 if escaped else state.phase)
+        return replace(state, hops=state.hops + 1, phase=0 if escaped else state.phase,
+                       **self._turns_after(c, state, port))
 
-    def advance_batch(self, c, states: StateArrays) -> StateArrays:
+    def advance_batch(self, c, states: StateArrays, nxt) -> StateArrays:
         c = np.asarray(c, dtype=np.int64).ravel()
         states = _broadcast(states, len(c))
         escaped = self._rule(c, states.src, states.dst, states.phase)[2] & (c != states.dst)
-        return states._replace(hops=states.hops + 1, phase=np.where(escaped, 0, states.phase))
+        return self._hop(c, states, nxt)._replace(phase=np.where(escaped, 0, states.phase))
 
     def _batch(self, c, states: StateArrays):
         s, t = states.src, states.dst

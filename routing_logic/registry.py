@@ -16,7 +16,7 @@ import inspect
 from topologies.errors import ParameterError
 from topologies.network import Network
 
-from .base import Routing
+from .base import VC_POLICIES, Routing
 from .deadlock import assert_deadlock_free
 from .polarized import Polarized
 from .polarstar import PolarStarMinimal
@@ -32,8 +32,9 @@ ROUTINGS: dict[str, type[Routing]] = {
 }
 
 
-def make_routing(name: str, net: Network, check_deadlock: bool = True, **params) -> Routing:
-    """Routing `name` on `net`; params go to its constructor (vcs=, distances=, paths=, ...)."""
+def make_routing(name: str, net: Network, check_deadlock: bool = True, vc_policy: str = "hops", **params) -> Routing:
+    """Routing `name` on `net` with VC policy `vc_policy` (routing_logic.base.VC_POLICIES); params
+    go to its constructor (vcs=, distances=, paths=, ...)."""
     cls = ROUTINGS.get(str(name).lower()) if isinstance(name, str) else None
     if cls is None:
         raise ParameterError(f"routing={name!r}: unknown; allowed: {', '.join(ROUTINGS)}")
@@ -42,7 +43,11 @@ def make_routing(name: str, net: Network, check_deadlock: bool = True, **params)
         if key not in allowed:
             raise ParameterError(f"{key}={params[key]!r}: not a parameter of routing {name}; "
                                  f"allowed: {', '.join(allowed)}")
+    if vc_policy not in VC_POLICIES:
+        raise ParameterError(f"vc_policy={vc_policy!r}: unknown; allowed: {', '.join(VC_POLICIES)}")
     routing = cls(net, **params)
+    if vc_policy != "hops":
+        routing.set_vc_policy(vc_policy)
     if check_deadlock:
         assert_deadlock_free(routing)
     return routing

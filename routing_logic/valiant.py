@@ -94,7 +94,7 @@ class Valiant(Routing):
         dst = np.tile(np.arange(self.n), len(hit))
         keep = dst != c[parent] if len(hit) else np.zeros(0, dtype=bool)
         parent, dst = parent[keep], dst[keep]
-        child = StateArrays.make(-1, dst, states.hops[parent], NO_ROUTER, 1)
+        child = StateArrays.make(-1, dst, states.hops[parent], NO_ROUTER, 1, states.turns[parent], states.down[parent])
         return parent, c[parent], child
 
     def storage_bits(self) -> dict:

@@ -47,24 +47,33 @@ def _polarized_dead_end(r, src_r, dst_r, R, nbr_r, dist):
     return True
 
 
+@nb.njit(cache=True, inline="always")
+def _class_vcs(cin, step, V, C):
+    """VCs [w0, w1) of class min(cin + step, C - 1): class c owns [c*k, c*k+k), k = V // C (the
+    last class also the V mod C leftovers); C = V when there are fewer VCs than classes."""
+    k = V // C
+    c = cin + step
+    if c > C - 1:
+        c = C - 1
+    w0 = c * k
+    return w0, (V if c == C - 1 else w0 + k)
+
+
 @nb.njit(cache=True)
-def _choose(r, hops, src_r, dst_r, inter, phase, mode, R, V, B, nbr_r, dist, nexthop, credits, owner, pen, C):
+def _choose(r, cin, step, src_r, dst_r, inter, phase, mode, R, V, B, nbr_r, dist, nexthop, credits, owner, pen, C):
     """Best free (port, vc) among the routing candidates for a head at router r, or (-1, -1).
 
-    Candidate order and selection: minimum of occupancy + priority, ties to the lowest port
-    (VC is fixed per port by the hop-indexed policy)."""
-    # hop-indexed VC classes: class c = min(hops, C-1) owns VCs [c*k, c*k+k) (the last class also
-    # takes the V mod C leftover VCs); C = V when there are fewer VCs than classes.
-    k = V // C
-    c = hops if hops < C - 1 else C - 1
-    w0 = c * k
-    w1 = V if c == C - 1 else w0 + k
-    w = w0
+    Candidate order and selection: minimum of occupancy + priority, ties to the lowest port,
+    then the lowest VC. The VCs of output p are those of class min(cin + step[p], C - 1): cin is
+    the class of the input VC the head waits in (0 when injected), step[p] the VC policy's
+    class step from its input port to p (routing_logic.base: 1 for `hops`, 1 at a
+    down-then-up turn for `turns`, 0 at a local input)."""
     best_p = -1
     best_w = -1
     best_key = 1 << 30
     if mode == NEXTHOP:
         p = nexthop[r, dst_r]
+        w0, w1 = _class_vcs(cin, step[p], V, C)
         for w in range(w0, w1):
             if owner[r, p, w] < 0:
                 key = B - credits[r, p, w]
@@ -77,6 +86,7 @@ def _choose(r, hops, src_r, dst_r, inter, phase, mode, R, V, B, nbr_r, dist, nex
             ok, dmu = _polarized_ok(r, nbr_r[r, p], src_r, dst_r, dist)
             if not ok:
                 continue
+            w0, w1 = _class_vcs(cin, step[p], V, C)
             for w in range(w0, w1):
                 if owner[r, p, w] >= 0:
                     continue
@@ -95,6 +105,7 @@ def _choose(r, hops, src_r, dst_r, inter, phase, mode, R, V, B, nbr_r, dist, nex
         nbr = nbr_r[r, p]
         if nbr < 0 or dist[nbr, tgt] + 1 != d0:
             continue
+        w0, w1 = _class_vcs(cin, step[p], V, C)
         for w in range(w0, w1):
             if owner[r, p, w] >= 0:
                 continue
@@ -212,7 +223,7 @@ def _can_send(r, i, v, spare, R, alloc_o, alloc_w, f_cnt, credits):
 
 @nb.njit(cache=True)
 def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, SS, ST,
-               nbr_r, nbr_p, dist, nexthop, pen, ep_first, ep_router,
+               nbr_r, nbr_p, cstep, dist, nexthop, pen, ep_first, ep_router,
                # buffers and router state; pend_o/pend_w[r, iv]: the VC request input VC iv made
                # last cycle (-1: none), arbitrated this cycle when VS (va_stages) = 2; nom[r, i]: the
                # VC input port i nominated last cycle (-1: none), offered to this cycle's output
@@ -379,7 +390,8 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, SS, ST,
                         if w < 0:
                             o = -1
                     else:
-                        o, w = _choose(r, pk_hops[pk], ep_router[pk_src[pk]], dst_r, pk_inter[pk], ph, mode,
+                        cin = 0 if i >= R else min(v // (V // C), C - 1)
+                        o, w = _choose(r, cin, cstep[r, i], ep_router[pk_src[pk]], dst_r, pk_inter[pk], ph, mode,
                                        R, V, B, nbr_r, dist, nexthop, credits, owner, pen, C)
                     if o >= 0:
                         req_in[nreq] = i * V + v

@@ -25,26 +25,27 @@ from .params import RouterParams
 CDG_CHECK_LIMIT = 300   # routers: below this a CDG check admits VC counts under the proven bound
 
 
-def build_routing(net: Network, routing: str, params: RouterParams, vcs_given: bool = True):
-    """routing_logic's routing with the run's VCs; refuses VC counts that are not deadlock-free."""
+def build_routing(net: Network, routing: str, params: RouterParams, vcs_given: bool = True, vc_policy: str = "hops"):
+    """routing_logic's routing with the run's VCs and VC policy (routing_logic.base.VC_POLICIES);
+    refuses VC counts that are not deadlock-free."""
     if routing not in MODES:
         raise ParameterError(f"routing={routing!r}: unknown; allowed: {', '.join(MODES)}")
     kw = {"vcs": params.vcs}
     if routing == "polarized":
         kw["buffer_depth"] = params.depth
-    r = make_routing(routing, net, check_deadlock=False, **kw)
+    r = make_routing(routing, net, check_deadlock=False, vc_policy=vc_policy, **kw)
     need = r.default_vcs()
     if params.vcs < need:
         if net.num_routers > CDG_CHECK_LIMIT:
-            raise ParameterError(f"vcs={params.vcs}: routing {routing} needs {need} hop-indexed VCs on this network "
+            raise ParameterError(f"vcs={params.vcs}: routing {routing} needs {need} {vc_policy[:-1]}-indexed VCs on this network "
                                  f"(fewer only after a channel-dependency check, run up to {CDG_CHECK_LIMIT} routers)")
         assert_deadlock_free(r)
     return r
 
 
-def default_vcs(net: Network, routing: str) -> int:
+def default_vcs(net: Network, routing: str, vc_policy: str = "hops") -> int:
     """4 VCs as in the paper's setup, or more when the routing needs them for deadlock freedom."""
-    r = make_routing(routing, net, check_deadlock=False, vcs=1)
+    r = make_routing(routing, net, check_deadlock=False, vc_policy=vc_policy, vcs=1)
     return max(4, r.default_vcs())
 
 
@@ -56,13 +57,14 @@ class Point:
 
 def run_point(net: Network, routing: str = "min", traffic: str = "uniform", load: float = 0.1,
               params: RouterParams | None = None, warmup: int = 1000, cycles: int = 5000,
-              drain: int | None = None, seed: int = 1, progress=None, routing_obj=None) -> dict:
+              drain: int | None = None, seed: int = 1, progress=None, routing_obj=None,
+              vc_policy: str = "hops") -> dict:
     if not isinstance(cycles, int) or cycles < 1:
         raise ParameterError(f"cycles={cycles!r}: must be a positive integer")
     if not isinstance(warmup, int) or warmup < 0:
         raise ParameterError(f"warmup={warmup!r}: must be an integer >= 0")
-    params = params or RouterParams(vcs=default_vcs(net, routing))
-    routing_obj = routing_obj or build_routing(net, routing, params)
+    params = params or RouterParams(vcs=default_vcs(net, routing, vc_policy))
+    routing_obj = routing_obj or build_routing(net, routing, params, vc_policy=vc_policy)
     t0 = time.perf_counter()
     sim = NetworkSim(net, routing, params, traffic, load, seed, routing_obj=routing_obj)
     sim.run(warmup, progress=progress)
@@ -105,9 +107,10 @@ def run_point(net: Network, routing: str = "min", traffic: str = "uniform", load
     }
 
 
-def sweep(net, routing, traffic, loads, params=None, warmup=1000, cycles=5000, seed=1, progress=None) -> list[dict]:
-    params = params or RouterParams(vcs=default_vcs(net, routing))
-    r = build_routing(net, routing, params)
+def sweep(net, routing, traffic, loads, params=None, warmup=1000, cycles=5000, seed=1, progress=None,
+          vc_policy: str = "hops") -> list[dict]:
+    params = params or RouterParams(vcs=default_vcs(net, routing, vc_policy))
+    r = build_routing(net, routing, params, vc_policy=vc_policy)
     out = []
     for load in loads:
         d = run_point(net, routing, traffic, load, params, warmup, cycles, seed=seed, routing_obj=r)
@@ -118,10 +121,10 @@ def sweep(net, routing, traffic, loads, params=None, warmup=1000, cycles=5000, s
 
 
 def saturation(net, routing, traffic, params=None, warmup=1000, cycles=3000, seed=1, tol=0.02,
-               progress=None) -> dict:
+               progress=None, vc_policy: str = "hops") -> dict:
     """Largest load whose accepted throughput stays within 5% of the offered load (bisection)."""
-    params = params or RouterParams(vcs=default_vcs(net, routing))
-    r = build_routing(net, routing, params)
+    params = params or RouterParams(vcs=default_vcs(net, routing, vc_policy))
+    r = build_routing(net, routing, params, vc_policy=vc_policy)
     lo, hi = 0.0, 1.0
     best = None
     while hi - lo > tol:

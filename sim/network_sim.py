@@ -46,7 +46,7 @@ class Ejection:
 class NetworkSim:
     def __init__(self, net: Network, routing: str = "min", params: RouterParams = RouterParams(),
                  traffic: str = "uniform", load: float = 0.1, seed: int = 1, trace: int = 0, routing_obj=None,
-                 endpoint_trace: int = 0):
+                 endpoint_trace: int = 0, vc_policy: str = "hops"):
         if routing not in MODES:
             raise ParameterError(f"routing={routing!r}: unknown; allowed: {', '.join(MODES)}")
         if not isinstance(load, (int, float)) or not 0 <= load <= 1:
@@ -61,7 +61,7 @@ class NetworkSim:
         self.rng = np.random.default_rng(seed)
         V, B, L = params.vcs, params.depth, params.packet_flits
         # routing_logic decides the VC need and checks deadlock freedom of (routing, VCs)
-        self.routing = routing_obj or make_routing(routing, net, **self._routing_params(routing, V, B))
+        self.routing = routing_obj or make_routing(routing, net, vc_policy=vc_policy, **self._routing_params(routing, V, B))
         if self.routing.num_vcs > V:
             raise ParameterError(f"vcs={V}: routing {routing} needs at least {self.routing.num_vcs} VCs on this network")
         self.mode = MODES[routing]
@@ -76,6 +76,9 @@ class NetworkSim:
         cols = np.arange(len(net.peer)) - net.offsets[rows]
         self.nbr_r[rows, cols] = pr
         self.nbr_p[rows, cols] = pp
+        # class steps per (router, input port, network output port); 0 at local inputs
+        self.cstep = np.zeros((n, R + int(net.endpoints.max()), R), dtype=np.int64)
+        self.cstep[:, :R, :] = self.routing.class_steps()
         self.dist = distance_matrix(net)
         if (self.dist == 255).any():
             raise ParameterError("network: not connected")
@@ -312,7 +315,7 @@ class NetworkSim:
             ggt, ggp = self._due_garbage(self.cycle, t1)
             status, t = engine.run_cycles(
                 self.cycle, t1, self.mode, self.R, p.vcs, p.depth, p.packet_flits, p.link_latency,
-                p.credit_latency, p.watchdog, self.vc_classes, p.alloc_iters, p.va_stages, p.sa_stages, p.st_stage, self.nbr_r, self.nbr_p, self.dist, self.nexthop, self.pen,
+                p.credit_latency, p.watchdog, self.vc_classes, p.alloc_iters, p.va_stages, p.sa_stages, p.st_stage, self.nbr_r, self.nbr_p, self.cstep, self.dist, self.nexthop, self.pen,
                 self.ep_first, self.ep_router, self.f_pkt, self.f_seq, self.f_head, self.f_cnt, self.alloc_o,
                 self.alloc_w, self.owner, self.credits, self.va_ptr, self.pend_o, self.pend_w, self.nom, self.in_ptr, self.out_ptr, self.ep_credit, self.ep_vc,
                 self.q_head, self.q_tail, self.q_sent, self.router_flits, self.pk_src, self.pk_dst, self.pk_ctime,

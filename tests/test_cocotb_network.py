@@ -94,6 +94,21 @@ def test_network_lockstep_pipelined_router(tmp_path):
     assert model.ejected_flits > 0.5 * load * (CYCLES // 2) * model.net.num_endpoints
 
 
+def test_network_lockstep_turn_classes(tmp_path):
+    """Turn VC classes (routing_logic.base.TurnVC) with 2 VCs on the diameter-3 26-router network,
+    one router module per router (each prunes its VA arbiters by its own class steps), near
+    saturation: every flit as the model delivers it, cycle for cycle."""
+    load = 0.6
+    results, report, meta, model = lockstep(PS26, "polarstar", 2, load, CYCLES // 2, tmp=tmp_path, vc_policy="turns")
+    assert results and all(r["passed"] for r in results), (results, report)
+    assert report["mismatch"] is None
+    assert model.routing.vc_policy.name == "turns" and model.vc_classes == 2
+    assert report["ejected"] == report["expected"] == model.ejected_flits
+    assert model.ejected_flits > 0.5 * load * (CYCLES // 2) * model.net.num_endpoints
+    print(f"\nturn classes, 2 VCs, {model.net.num_routers} routers: {report['cycles']} cycles, {report['ejected']} "
+          f"flits; build {meta['elaborate_s']} s elaborate + {meta['verilator_s']} s Verilator")
+
+
 def test_mismatch_report_names_first_divergence(tmp_path):
     """Move one flit of the model's trace a cycle later: the report must name that cycle and flit."""
     k = 500

@@ -136,3 +136,74 @@ def test_polarstar_with_a_one_vertex_supernode_needs_two_vcs(q):
     s, t = np.divmod(np.arange(n * n), n)
     hops, _ = walk_idle(r, s, t)
     assert (hops == distance_matrix(net)[s, t]).all() and hops.max() == 2
+
+
+# ---- turn-indexed VC classes (routing_logic.base.TurnVC) ------------------------------------
+def _turn_routes(routing, net):
+    """Every route of every (s, t) (DFS over candidates): lists of (router, next router, vc)."""
+    out = []
+    for s in range(net.num_routers):
+        for t in range(net.num_routers):
+            if s == t:
+                continue
+            stack = [(s, routing.inject(s, t), [])]
+            while stack:
+                c, st, path = stack.pop()
+                for cand in routing.route(c, st):
+                    if cand.port < 0:
+                        out.append(path)
+                        continue
+                    nxt = net.neighbor(c, cand.port)[0]
+                    stack.append((nxt, routing.advance(c, st, cand.port), path + [(c, nxt, cand.vc)]))
+    return out
+
+
+@pytest.mark.parametrize("spec", ["polarstar:q=2,supernode=iq,degree=0", "polarstar:q=3,supernode=iq,degree=0",
+                                  "polarstar:q=3,supernode=paley,degree=2"])
+def test_turn_classes_rise_only_at_down_then_up_turns(spec):
+    """Along every minimal route the VC stays while the route goes up (to higher ids) then down,
+    and rises by one exactly at each down-then-up turn; a diameter-3 route has at most one."""
+    net = build(spec)
+    r = make_routing("min", net, vcs=2, vc_policy="turns")
+    routes = _turn_routes(r, net)
+    assert len(routes) > net.num_routers ** 2 - net.num_routers
+    turns_seen = 0
+    for path in routes:
+        assert path[0][2] == 0
+        for (a, b, v), (_, d, w) in zip(path, path[1:]):
+            turn = b < a and d > b
+            assert w == v + turn, path
+            turns_seen += turn
+    assert turns_seen > 0
+
+
+@pytest.mark.parametrize("spec", ["polarstar:q=2,supernode=iq,degree=0", "polarstar:q=3,supernode=iq,degree=0",
+                                  "polarstar:q=3,supernode=paley,degree=2", "polarstar:q=3,supernode=iq,degree=3"])
+@pytest.mark.parametrize("name", ["min", "polarstar"])
+def test_turn_classes_make_polarstar_minimal_routing_deadlock_free_with_two_vcs(spec, name):
+    """Diameter 3: hop classes need 3 VCs (2 leave a cycle); turn classes need 2 (the exact CDG
+    agrees with the up*/down* argument) and 1 is cyclic."""
+    net = build(spec)
+    assert int(distance_matrix(net).max()) == 3
+    turns = make_routing(name, net, check_deadlock=False, vc_policy="turns")
+    assert turns.default_vcs() == 2 and turns.num_vcs == 2
+    assert deadlock_verdict(turns).method == "turn-classes"
+    assert deadlock_verdict(turns, exact=True).deadlock_free
+    assert not check_deadlock(make_routing(name, net, check_deadlock=False, vcs=1, vc_policy="turns")).deadlock_free
+    assert not check_deadlock(make_routing(name, net, check_deadlock=False, vcs=2)).deadlock_free
+
+
+def test_turn_classes_for_valiant_and_the_brute_force_graph():
+    """Valiant (routes up to 2D = 6 hops): D + 1 = 4 turn classes, exact CDG acyclic, 3 cyclic; and
+    the module's graph equals brute-force route enumeration under the turn policy."""
+    net = polarstar(2, "iq", 0)
+    r = make_routing("valiant", net, check_deadlock=False, vc_policy="turns")
+    assert r.default_vcs() == 4 and deadlock_verdict(r, exact=True).deadlock_free
+    assert not check_deadlock(make_routing("valiant", net, check_deadlock=False, vcs=3, vc_policy="turns")).deadlock_free
+    m = make_routing("min", net, check_deadlock=False, vcs=2, vc_policy="turns")
+    assert _contracted(m) == _brute_force_deps(net, m)
+
+
+def test_unknown_vc_policy_is_one_line():
+    with pytest.raises(Exception, match="vc_policy='zigzag': unknown; allowed: hops, turns"):
+        make_routing("min", polarstar(2, "iq", 0), vc_policy="zigzag")

@@ -65,7 +65,10 @@ def cli(argv, capsys):
     (["--board", "ulx3s-85f", "--vcs", "0"], "vcs=0"),
     (["--board", "ulx3s-85f", "--freq", "900"], "freq="),
     (["--board", "icebreaker", "--freq", "48"], "freq="),
-    (["--board", "ulx3s-85f", "--design", "network", "--vcs", "2"], "vcs"),
+    (["--board", "ulx3s-85f", "--design", "network", "--vcs", "2"], "needs at least 3 VCs to be deadlock-free (2 with "
+                                                                    "--vc-policy turns)"),
+    (["--board", "ulx3s-85f", "--design", "network", "--vcs", "1", "--vc-policy", "turns"], "needs at least 2 VCs"),
+    (["--board", "ulx3s-85f", "--vc-policy", "zigzag"], "--vc-policy: invalid choice: 'zigzag'"),
     (["--board", "ulx3s-85f", "--pnr-router", "router3"], "pnr-router='router3'"),
     (["--board", "ulx3s-85f", "--id-input"], "id-input"),
     (["--board", "ulx3s-85f", "--design", "unit", "--router", "26"], "router=26"),
@@ -87,6 +90,10 @@ def test_dry_run_reports_the_configuration(capsys):
                           "--no-wide-luts", "--dry-run", "--json"], capsys)
     lean = json.loads(out)
     assert lean["wide_luts"] is False and lean["build_dir"] != rep["build_dir"]
+    code, out, err = cli(["fpga", "build", "polarstar:q=3,supernode=iq,degree=0", "--board", "ulx3s-85f",
+                          "--design", "network", "--vcs", "2", "--vc-policy", "turns", "--dry-run", "--json"], capsys)
+    turns = json.loads(out)
+    assert code == 0 and turns["vc_policy"] == "turns" and turns["vcs"] == 2 and rep["vc_policy"] == "hops"
 
 
 def test_router_build_to_bitstream(tmp_path):

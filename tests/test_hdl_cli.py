@@ -24,7 +24,21 @@ def test_verilog_errors_are_one_line(tmp_path, capsys):
     for argv in (["verilog", "er:q=3", "--out", out],                       # arithmetic unit needs PolarStar
                  ["verilog", SMALL, "--routing", "valiant", "--out", out],
                  ["verilog", SMALL, "--routing", "min", "-V", "1", "--out", out],  # not deadlock-free
-                 ["verilog", "polarstar:q=6", "--out", out]):
+                 ["verilog", "polarstar:q=6", "--out", out],
+                 # turn classes differ per router: not with the shared router module
+                 ["verilog", "polarstar:q=2,supernode=iq,degree=0", "-V", "2", "--vc-policy", "turns", "--out", out]):
         assert main(argv) == 2
         err = capsys.readouterr().err.strip()
         assert err.startswith("pstar verilog: error:") and "\n" not in err, err
+
+
+def test_verilog_per_router_turn_classes(tmp_path, capsys):
+    """One module per router, 2 VCs with turn classes: every instance connects only the ports its
+    module has (no `id`: the ids are constants)."""
+    out = tmp_path / "net.v"
+    assert main(["verilog", "polarstar:q=2,supernode=iq,degree=0", "-V", "2", "--vc-policy", "turns", "--per-router",
+                 "--routing", "min", "--out", str(out), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    text = out.read_text()
+    assert data["vc_policy"] == "turns" and data["vcs"] == 2 and data["router_modules"] == 14
+    assert ".id(" not in text and text.count("module pstar_router_") == 14

@@ -23,12 +23,15 @@ from topologies import build  # noqa: E402
 SPEC = "polarstar:q=2,supernode=complete,degree=0"       # 7 routers, 3 network ports, 1 endpoint each
 
 
-@pytest.mark.parametrize("routing,vcs,alloc_iters", [("polarstar", 4, 1), ("min", 3, 2)])
-def test_amaranth_network_lockstep(routing, vcs, alloc_iters):
-    net = build(SPEC)
+@pytest.mark.parametrize("routing,vcs,alloc_iters,vc_policy,spec", [
+    ("polarstar", 4, 1, "hops", SPEC), ("min", 3, 2, "hops", SPEC),
+    # turn classes: 2 VCs on a diameter-3 PolarStar, each router's class steps from its neighbours
+    ("polarstar", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0")])
+def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec):
+    net = build(spec)
     params = RouterParams(vcs=vcs, alloc_iters=alloc_iters)
     cycles = 250
-    model = NetworkSim(net, routing, params, "uniform", 0.7, seed=5, trace=100_000)
+    model = NetworkSim(net, routing, params, "uniform", 0.7, seed=5, trace=100_000, vc_policy=vc_policy)
     model.run(cycles)
     top = NetworkTop(net, routing, params, routing_obj=model.routing, shared=False)
     eps_n = net.endpoints.astype(np.int64)

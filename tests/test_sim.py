@@ -121,6 +121,30 @@ def test_long_run_at_saturation(ps26, routing):
     assert (pk["done"] >= 0).all() and (pk["eseq"] == 4).all()
 
 
+@pytest.mark.parametrize("routing", ["min", "polarstar"])
+def test_two_turn_classes_carry_saturation_on_diameter_three(ps26, routing):
+    """PolarStar minimal routing with 2 VCs: hop classes deadlock under saturation (the CDG has a
+    cycle; the watchdog fires with min), turn classes (routing_logic.base.TurnVC) run 10^5 cycles
+    at load 1 and drain every packet, in order."""
+    params = RouterParams(vcs=2, depth=4)
+    if routing == "min":
+        hops = make_routing(routing, ps26, vcs=2, check_deadlock=False)
+        sim = NetworkSim(ps26, routing, params, "uniform", 1.0, seed=11, routing_obj=hops)
+        with pytest.raises(DeadlockDetected):
+            sim.run(100_000, chunk=5000)
+    sim = NetworkSim(ps26, routing, params, "uniform", 1.0, seed=11, trace=10**7, vc_policy="turns")
+    assert sim.vc_classes == 2 and sim.routing.vc_policy.name == "turns"
+    sim.run(100_000, chunk=5000)
+    sim.stop_injection()
+    while sim.in_flight or sim.queued_flits:
+        sim.run(5000, chunk=5000)
+    assert sim.injected_flits == sim.ejected_flits == sim.num_packets * 4 > 10**6
+    check_trace(sim)
+    D = distance_matrix(ps26)
+    pk = sim.packets()
+    assert (pk["hops"] == D[sim.ep_router[pk["src"]], sim.ep_router[pk["dst"]]]).all()
+
+
 def test_watchdog_reports_deadlock():
     ring = Network.from_edges("ring", 8, [(i, (i + 1) % 8) for i in range(8)], endpoints=1)
     r = make_routing("min", ring, check_deadlock=False, vcs=1)    # 1 VC on a ring: cyclic CDG
@@ -192,31 +216,49 @@ def test_bad_parameters(ps104):
         build_routing(big, "valiant", RouterParams(vcs=4))
 
 
-@pytest.mark.parametrize("routing,V", [("min", 4), ("min", 12), ("polarstar", 7), ("polarized", 9), ("valiant", 6)])
-def test_engine_choice_equals_routing_logic(ps104, routing, V):
+@pytest.mark.parametrize("routing,V,policy", [("min", 4, "hops"), ("min", 12, "hops"), ("polarstar", 7, "hops"),
+                                              ("polarized", 9, "hops"), ("valiant", 6, "hops"), ("min", 2, "turns"),
+                                              ("polarstar", 5, "turns"), ("valiant", 4, "turns"),
+                                              ("polarized", 6, "turns")])
+def test_engine_choice_equals_routing_logic(ps104, routing, V, policy):
     """The engine's VA choice is routing_logic's candidates + `select` (occupancy + priority,
-    lowest port, lowest VC), over random credit and busy-VC states."""
+    lowest port, lowest VC), over random credit and busy-VC states. routing_logic reads the VC
+    class from the header (hops, or turns and the down bit); the engine, like the RTL, from the
+    input VC's class and the class step of (input port, output port): both must agree for a
+    head that arrived as the header says."""
     from routing_logic.base import RouteState, select
+    from routing_logic.registry import make_routing
     from sim import engine
 
-    sim = NetworkSim(ps104, routing, RouterParams(vcs=V, depth=8), load=0.0)
-    r = sim.routing
+    kw = {"buffer_depth": 8} if routing == "polarized" else {}
+    ro = make_routing(routing, ps104, vcs=V, vc_policy=policy, **kw)
+    sim = NetworkSim(ps104, routing, RouterParams(vcs=V, depth=8), load=0.0, routing_obj=ro)
+    r, C = sim.routing, sim.vc_classes
+    k = V // C
     rng = np.random.default_rng(5)
     n, B = ps104.num_routers, 8
     checked = 0
     for _ in range(400):
-        c, s, t, i = (int(v) for v in rng.integers(n, size=4))
-        hops = int(rng.integers(0, 3))
+        c, s, t, x = (int(v) for v in rng.integers(n, size=4))
         if c == t:
             continue
-        inter, phase = (i, 0) if routing == "valiant" and c != i else (-1, 1)
+        inter, phase = (x, 0) if routing == "valiant" and c != x else (-1, 1)
+        if rng.random() < 0.2:                   # injected here: a local input, class 0
+            i, hops, turns, down, cin = sim.R, 0, 0, 0, 0
+        else:                                    # arrived from the neighbour on network port i
+            i = int(rng.integers(ps104.ports[c]))
+            hops, turns = int(rng.integers(1, 5)), int(rng.integers(0, 3))
+            down = int(sim.nbr_r[c, i] > c)
+            cin = min(turns if policy == "turns" else hops - 1, C - 1)
+        v = int(rng.integers(cin * k, V if cin == C - 1 else cin * k + k))     # a VC of class cin
         credits = rng.integers(0, B + 1, size=sim.credits.shape)
         owner = np.where(rng.random(sim.owner.shape) < 0.3, 1, -1)
-        got = engine._choose(c, hops, s, t, inter, phase, sim.mode, sim.R, V, B, sim.nbr_r, sim.dist, sim.nexthop,
-                             credits, owner, sim.pen, sim.vc_classes)
-        cands = [cd for cd in r.route(c, RouteState(s, t, hops, inter, phase)) if owner[c, cd.port, cd.vc] < 0]
+        got = engine._choose(c, min(v // k, C - 1) if i < sim.R else 0, sim.cstep[c, i], s, t, inter, phase,
+                             sim.mode, sim.R, V, B, sim.nbr_r, sim.dist, sim.nexthop, credits, owner, sim.pen, C)
+        state = RouteState(s, t, hops, inter, phase, turns, down)
+        cands = [cd for cd in r.route(c, state) if owner[c, cd.port, cd.vc] < 0]
         exp = select(cands, lambda p, w: B - credits[c, p, w]) if cands else None
-        assert got == ((exp.port, exp.vc) if exp else (-1, -1)), (c, s, t, hops)
+        assert got == ((exp.port, exp.vc) if exp else (-1, -1)), (c, s, t, hops, turns, down)
         checked += 1
     assert checked > 300
 

@@ -2,10 +2,10 @@
 
   pstar fpga build --board {ulx3s-85f,icebreaker} --design {router,network,unit} SPEC [--routing R]
                    [--ports P] [--vcs V] [--depth B] [--flit-width W] [--va-stages S] [--sa-stages S]
-                   [--st-stage S] [--freq MHZ]
+                   [--st-stage S] [--vc-policy P] [--freq MHZ]
                    [--router N] [--id-input] [--seed N] [--pnr-router {router1,router2}] [--no-wide-luts] [--json]
   pstar fpga area SPEC [--routing R] [--ports P] [--vcs V] [--depth B] [--flit-width W] [--va-stages S] [--sa-stages S]
-                  [--st-stage S] [--router N]
+                  [--st-stage S] [--vc-policy P] [--router N]
                   [--no-wide-luts] [--json]
   pstar fpga sweep [--quick] [--out docs/fpga_sweep] [--only NAMES | --no-build] [--pnr-router R] [--no-wide-luts] [--json]
 
@@ -28,18 +28,21 @@ def _wide_luts(p):
                    help="ECP5: synthesize with synth_ecp5 -nowidelut (LUT4s only, no PFUMX/L6MUX wide LUTs)")
 
 
-def _pipeline(p):
+def _router_options(p):
     p.add_argument("--va-stages", type=int, default=1, metavar="{1,2}",
                    help="VC allocation in one cycle (1, default) or pipelined over two (2; docs/microarchitecture.md)")
     p.add_argument("--sa-stages", type=int, default=1, metavar="{1,2}",
                    help="switch allocation in one cycle (1, default) or over two: input stage, then output stage (2)")
     p.add_argument("--st-stage", type=int, default=0, metavar="{0,1}",
                    help="1: switch traversal in the cycle after switch allocation (default 0)")
+    p.add_argument("--vc-policy", default="hops", choices=("hops", "turns"),
+                   help="VC classes: hops (default) or turns (down-then-up turns: PolarStar minimal routing with 2 VCs)")
 
 
-def _pipeline_of(args) -> dict:
-    """The options `_pipeline` adds, as FpgaConfig fields."""
-    return {"va_stages": args.va_stages, "sa_stages": args.sa_stages, "st_stage": args.st_stage}
+def _router_options_of(args) -> dict:
+    """The options `_router_options` adds, as FpgaConfig fields."""
+    return {"va_stages": args.va_stages, "sa_stages": args.sa_stages, "st_stage": args.st_stage,
+            "vc_policy": args.vc_policy}
 
 
 def _common_build(p):
@@ -47,7 +50,7 @@ def _common_build(p):
     p.add_argument("--vcs", type=int, default=4, metavar="V", help="VCs per port (default 4)")
     p.add_argument("--depth", type=int, default=8, metavar="B", help="flits per VC buffer (default 8)")
     p.add_argument("--flit-width", type=int, default=32, metavar="W", help="flit data (payload) bits (default 32)")
-    _pipeline(p)
+    _router_options(p)
     p.add_argument("--freq", type=float, default=None, metavar="MHZ",
                    help="design clock (ECP5: made by the PLL, default 100; iCE40: the 12 MHz board clock)")
     p.add_argument("--seed", type=int, default=1, help="nextpnr placement seed (default 1)")
@@ -87,7 +90,7 @@ def add_parser(sub):
     a.add_argument("--depth", type=int, default=8, metavar="B", help="flits per VC buffer (default 8)")
     a.add_argument("--flit-width", type=int, default=32, metavar="W", help="flit data (payload) bits (default 32)")
     a.add_argument("--router", type=int, default=0, help="which router of SPEC (default 0)")
-    _pipeline(a)
+    _router_options(a)
     _wide_luts(a)
     a.add_argument("--quiet", action="store_true", help="no progress on stderr")
     a.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
@@ -114,22 +117,23 @@ def run(args) -> Result:
         from fpga.area import area, table as area_table
         cfg = FpgaConfig(board=args.board, design="router", spec=args.spec, routing=args.routing, ports=args.ports,
                          vcs=args.vcs, depth=args.depth, flit_width=args.flit_width, router=args.router,
-                         **_pipeline_of(args), wide_luts=not args.no_wide_luts)
+                         **_router_options_of(args), wide_luts=not args.no_wide_luts)
         rep = area(cfg, progress=not args.quiet)
         head = (f"router {rep['router']} of {rep['spec']}, {rep['routing']} unit: P={rep['ports']} V={rep['vcs']} "
                 f"B={rep['depth']} W={rep['flit_width']} ({rep['flit_bits']}-bit flits)"
                 f"{', two-stage VA' if rep['va_stages'] == 2 else ''}"
                 f"{', two-stage SA' if rep['sa_stages'] == 2 else ''}{', ST stage' if rep['st_stage'] else ''}"
+                f"{', turn VC classes' if rep['vc_policy'] == 'turns' else ''}"
                 ", ECP5 cells with the hierarchy kept"
                 f"{'' if rep['wide_luts'] else ', no wide LUTs'}")
         return Result(rep, head + "\n\n" + area_table(rep))
     cfg = FpgaConfig(board=args.board, design=args.design, spec=args.spec, routing=args.routing,
                      ports=args.ports, vcs=args.vcs, depth=args.depth, flit_width=args.flit_width,
-                     **_pipeline_of(args), freq_mhz=args.freq, router=args.router,
+                     **_router_options_of(args), freq_mhz=args.freq, router=args.router,
                      id_input=args.id_input, seed=args.seed, pnr_router=args.pnr_router, wide_luts=not args.no_wide_luts, build_dir=args.build_dir)
     rep = build(cfg, progress=not args.quiet, dry_run=args.dry_run)
     keys = ["board", "design", "spec", "routing", "routers", "network_routers", "lanes", "id_input", "ports", "vcs",
-            "depth", "flit_width", "flit_bits", "va_stages", "sa_stages", "st_stage",
+            "depth", "flit_width", "flit_bits", "va_stages", "sa_stages", "st_stage", "vc_policy",
             "clock_mhz", "wide_luts", "lut4", "ff", "bram", "dsp", "lutram", "lc", "fmax_mhz", "constraint_mhz", "timing_met", "seconds",
             "build_dir",
             "bitstream", "log"]

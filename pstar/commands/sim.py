@@ -21,6 +21,9 @@ def add_common(p):
     p.add_argument("--warmup", type=int, default=1000, help="warm-up cycles before measuring")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--vcs", type=int, default=None, help="VCs per port (default: max(4, what the routing needs))")
+    p.add_argument("--vc-policy", default="hops", choices=("hops", "turns"),
+                   help="VC classes: hops (class = hops taken, the default) or turns (class = down-then-up turns "
+                        "over router ids: PolarStar minimal routing with 2 VCs; docs/routing.md)")
     p.add_argument("--depth", type=int, default=None, help="flits per VC buffer (default 8)")
     p.add_argument("--packet", type=int, default=None, help="flits per packet (default 4)")
     p.add_argument("--alloc-iters", type=int, default=None, help="switch allocator iterations (default 1)")
@@ -67,7 +70,7 @@ def params_from(args, net):
                       ("st_stage", "st_stage")):
         if getattr(args, attr) is not None:
             kw[key] = getattr(args, attr)
-    vcs = args.vcs if args.vcs is not None else default_vcs(net, args.routing)
+    vcs = args.vcs if args.vcs is not None else default_vcs(net, args.routing, args.vc_policy)
     return RouterParams(vcs=vcs, **kw)
 
 
@@ -90,13 +93,13 @@ def run(args) -> Result:
     bar = tqdm(total=args.warmup + args.cycles, desc="cycles", unit="cyc", file=sys.stderr, leave=False, delay=1)
     try:
         d = run_point(net, args.routing, args.traffic, args.load, params, args.warmup, args.cycles, seed=args.seed,
-                      progress=lambda k: bar.update(min(k, bar.total - bar.n)))
+                      progress=lambda k: bar.update(min(k, bar.total - bar.n)), vc_policy=args.vc_policy)
     except DeadlockDetected as e:
         raise ParameterError(str(e)) from None
     finally:
         bar.close()
     d = {"spec": net.spec or net.name, "routers": net.num_routers, "failed_links": len(net.attrs.get("failed_links", ())),
-         **d}
+         **d, "vc_policy": args.vc_policy}
     keys = ["routing", "failed_links", "traffic", "load", "offered", "accepted", "latency_mean", "latency_p99", "hops_mean",
-            "lost", "vcs", "depth", "seconds", "router_cycles_per_second"]
+            "lost", "vcs", "vc_policy", "depth", "seconds", "router_cycles_per_second"]
     return Result(d, table([(k, d[k]) for k in keys]))

@@ -47,9 +47,11 @@ def run(args) -> Result:
             params = params_from(args, net)
             curves[r] = sweep(net, r, args.traffic, loads, params, args.warmup, args.cycles, args.seed,
                               progress=lambda d: (bar.set_postfix(routing=d["routing"], load=d["load"],
-                                                                  acc=d["accepted"]), bar.update(1)))
+                                                                  acc=d["accepted"]), bar.update(1)),
+                              vc_policy=args.vc_policy)
             if args.saturation:
-                sats[r] = saturation(net, r, args.traffic, params, args.warmup, args.cycles, args.seed)["saturation_load"]
+                sats[r] = saturation(net, r, args.traffic, params, args.warmup, args.cycles, args.seed,
+                                     vc_policy=args.vc_policy)["saturation_load"]
     except DeadlockDetected as e:
         raise ParameterError(str(e)) from None
     finally:

@@ -1,4 +1,4 @@
-"""`pstar verilog SPEC [--routing R] [-V N] [--out FILE] [--per-router]`: the network as Verilog.
+"""`pstar verilog SPEC [--routing R] [-V N] [--out FILE] [--per-router] [--vc-policy P]`: the network as Verilog.
 
 One top module (`pstar_network`) with every router and link of the netlist; endpoints are its
 inject/eject streams and credit outputs (hdl/network.py). By default one router module
@@ -31,11 +31,13 @@ def add_parser(sub):
     p.add_argument("-p", type=int, default=None, help="endpoints per router (default: family's choice)")
     p.add_argument("--out", default="pstar_network.v", help="output file (default pstar_network.v)")
     p.add_argument("--per-router", action="store_true", help="one Verilog module per router (area studies)")
+    p.add_argument("--vc-policy", default="hops", choices=("hops", "turns"),
+                   help="VC classes: hops (default) or turns (down-then-up turns; needs --per-router)")
     return p
 
 
 def run(args) -> Result:
-    from hdl.network import network_verilog
+    from hdl.network import build_routing, network_verilog
     from routing_logic.registry import make_routing
     from sim.params import RouterParams
 
@@ -47,20 +49,21 @@ def run(args) -> Result:
         raise ParameterError("p: the network has no endpoints (use -p P)")
     vcs = args.vcs
     if vcs is None:
-        probe = make_routing(args.routing, net, check_deadlock=False, vcs=1)
+        probe = make_routing(args.routing, net, check_deadlock=False, vcs=1, vc_policy=args.vc_policy)
         vcs = max(RouterParams().vcs, int(probe.default_vcs()))
     kw = {"vcs": vcs}
     if args.depth is not None:
         kw["depth"] = args.depth
     params = RouterParams(**kw)
-    text, top = network_verilog(net, args.routing, params, shared=not args.per_router)
+    routing_obj = build_routing(net, args.routing, params, args.vc_policy)
+    text, top = network_verilog(net, args.routing, params, shared=not args.per_router, routing_obj=routing_obj)
     out = pathlib.Path(args.out)
     try:
         out.write_text(text)
     except OSError as e:
         raise ParameterError(f"out={args.out!r}: cannot write ({e.strerror})") from None
     data = {"spec": net.spec or net.name, "routers": net.num_routers, "endpoints": net.num_endpoints,
-            "routing": args.routing, "vcs": vcs, "depth": params.depth, "ports_per_router": top.R + top.p,
+            "routing": args.routing, "vcs": vcs, "vc_policy": args.vc_policy, "depth": params.depth, "ports_per_router": top.R + top.p,
             "vc_classes": top.C, "flit_bits": top.layout.size, "per_router": bool(args.per_router),
             "router_modules": net.num_routers if args.per_router else 1, "out": str(out), "bytes": len(text),
             "seconds": round(time.perf_counter() - t0, 2)}

@@ -38,7 +38,8 @@ from topologies import build
 
 
 def network_build(spec: str, routing: str, vcs: int, fail: float = 0.0, seed: int = 1, routing_obj=None,
-                  name=None, exe=None, netlist: bool = False, va_stages: int = 1, st_stage: int = 0, sa_stages: int = 1):
+                  name=None, exe=None, netlist: bool = False, va_stages: int = 1, st_stage: int = 0, sa_stages: int = 1,
+                  vc_policy: str = "hops"):
     """(build meta, NetworkTop plan, endpoint/load config) for the network's RTL; a cocotb build,
     or with `exe` (see `harness.build`; a callable gets the plan) a plain Verilator executable:
     of the network top (`network_verilog`), or with `netlist=True` of the router module alone,
@@ -48,11 +49,13 @@ def network_build(spec: str, routing: str, vcs: int, fail: float = 0.0, seed: in
     if routing_obj is None:
         model_net = net.without_links(fraction=fail, seed=seed) if fail else net
         kw = {"buffer_depth": params.depth} if routing == "polarized" else {}
-        routing_obj = make_routing(routing, model_net, vcs=vcs, **kw)
+        routing_obj = make_routing(routing, model_net, vcs=vcs, vc_policy=vc_policy, **kw)
+    # hop classes: one shared router module; turn classes: one module per router (its class steps)
+    shared = routing_obj.vc_policy.name == "hops"
     top = plan(net, routing, params, routing_obj=routing_obj)
-    key = f"{spec}|{routing}|{params}|C={top.C}"
+    key = f"{spec}|{routing}|{params}|C={top.C}" + ("" if shared else f"|{routing_obj.vc_policy.name}")
     name = name or (f"net-{net.num_routers}-{routing}-v{vcs}" + ("-va2" if va_stages == 2 else "")
-                    + ("-sa2" if sa_stages == 2 else "") + ("-st" if st_stage else ""))
+                    + ("-sa2" if sa_stages == 2 else "") + ("-st" if st_stage else "") + ("" if shared else "-turns"))
     K = exception_entries(routing_obj)
     if K or len(routing_obj.net.attrs.get("failed_links", ())):
         key += f"|K={K}"
@@ -62,7 +65,7 @@ def network_build(spec: str, routing: str, vcs: int, fail: float = 0.0, seed: in
         if netlist:
             text = to_verilog(top.proto, top.module_name)
         else:
-            text, _ = network_verilog(net, routing, params, shared=True, packed=True, routing_obj=routing_obj)
+            text, _ = network_verilog(net, routing, params, shared=shared, packed=True, routing_obj=routing_obj)
         return text, {"routers": net.num_routers, "endpoints": net.num_endpoints}
 
     if callable(exe):
@@ -70,7 +73,8 @@ def network_build(spec: str, routing: str, vcs: int, fail: float = 0.0, seed: in
     if netlist:
         meta = harness.build(name + "-netlist", key, make_verilog, top.module_name, exe=exe)
     else:
-        meta = harness.build(name, key, make_verilog, "pstar_network", hier_blocks=["pstar_router"], exe=exe)
+        meta = harness.build(name, key, make_verilog, "pstar_network", hier_blocks=["pstar_router"] if shared else [],
+                             exe=exe)
     eps = net.endpoints.astype(np.int64)
     first = np.concatenate([[0], np.cumsum(eps)])
     ep_router = np.repeat(np.arange(net.num_routers), eps)
@@ -88,21 +92,22 @@ def network_build(spec: str, routing: str, vcs: int, fail: float = 0.0, seed: in
 
 
 def lockstep(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: int = 1, tmp=None, name=None,
-             tamper=None, fail: float = 0.0, garbage=None, va_stages: int = 1, st_stage: int = 0, sa_stages: int = 1):
+             tamper=None, fail: float = 0.0, garbage=None, va_stages: int = 1, st_stage: int = 0, sa_stages: int = 1,
+             vc_policy: str = "hops"):
     """`tamper(trace) -> trace` alters the model's trace before the comparison (to test the report).
     `garbage`: (endpoints, cycles, kinds) for `NetworkSim.add_garbage`, or None."""
     net = build(spec)
     model_net = net.without_links(fraction=fail, seed=seed) if fail else net
     params = RouterParams(vcs=vcs, va_stages=va_stages, st_stage=st_stage, sa_stages=sa_stages)
     model = NetworkSim(model_net, routing, params, "uniform", load, seed=seed,
-                       trace=4 * cycles * net.num_endpoints + 16)
+                       trace=4 * cycles * net.num_endpoints + 16, vc_policy=vc_policy)
     if garbage is not None:
         model.add_garbage(*garbage)
     model.run(cycles)
     g = model.garbage()
     pk = model.packets()
     meta, top, cfg = network_build(spec, routing, vcs, fail, seed, routing_obj=model.routing, name=name,
-                                   va_stages=va_stages, st_stage=st_stage, sa_stages=sa_stages)
+                                   va_stages=va_stages, st_stage=st_stage, sa_stages=sa_stages, vc_policy=vc_policy)
     cfg["cycles"] = cycles
     cfg["dropped"] = model.dropped
     tmp = pathlib.Path(tmp or tempfile.mkdtemp(prefix="lockstep-"))
