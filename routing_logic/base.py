@@ -175,9 +175,10 @@ class HopVC:
     def describe(self) -> str:
         C = self.num_classes
         k = self.num_vcs // C
+        kind, what = ("turn", "down-then-up turns") if self.name == "turns" else ("hop", "hops")
         if k == 1 and C == self.num_vcs:
-            return f"hop-indexed, vc = min(hops, {self.num_vcs - 1})"
-        return f"hop-indexed classes: {C} classes of {k} VCs (last class {self.num_vcs - k * (C - 1)})"
+            return f"{kind}-indexed, vc = min({what}, {self.num_vcs - 1})"
+        return f"{kind}-indexed classes: {C} classes of {k} VCs (last class {self.num_vcs - k * (C - 1)})"
 
 
 @dataclass(frozen=True)
@@ -203,12 +204,6 @@ class TurnVC(HopVC):
     def canonical(self, states: StateArrays) -> StateArrays:
         return states._replace(hops=np.zeros_like(states.hops), turns=np.minimum(states.turns, self.num_classes - 1))
 
-    def describe(self) -> str:
-        C = self.num_classes
-        k = self.num_vcs // C
-        if k == 1 and C == self.num_vcs:
-            return f"turn-indexed, vc = min(down-then-up turns, {self.num_vcs - 1})"
-        return f"turn-indexed classes: {C} classes of {k} VCs (last class {self.num_vcs - k * (C - 1)})"
 
 
 VC_POLICIES = {"hops": HopVC, "turns": TurnVC}

@@ -69,3 +69,16 @@ def test_demo(tmp_path):
     assert d["topology"]["routers"] == 1064 and d["topology"]["diameter"] == 3
     for f in d["files"]:
         assert (tmp_path / "demo").exists() and __import__("pathlib").Path(f).stat().st_size > 0
+
+
+def test_route_with_turn_classes():
+    """`pstar route --vc-policy turns`: PolarStar minimal routing checked deadlock-free with 2 VCs
+    (exact CDG), where hop classes with 2 VCs are refused naming a cycle."""
+    spec = "polarstar:q=3,supernode=iq,degree=3"
+    r = pstar("route", spec, "--routing", "polarstar", "--check", "--vc-policy", "turns", "--vcs", "2", "--json")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["deadlock_free"] is True and d["deadlock_check"] == "cdg" and d["minimal"] is True
+    assert d["vc_policy"].startswith("turn-indexed") and d["vcs"] == 2
+    r = pstar("route", spec, "--routing", "polarstar", "--vcs", "2")
+    assert r.returncode == 2 and "not deadlock-free: channel dependency cycle" in r.stderr

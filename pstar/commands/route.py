@@ -1,4 +1,4 @@
-"""`pstar route SPEC --routing R [--check] [--vcs V]`: build a routing, verify it against BFS.
+"""`pstar route SPEC --routing R [--check] [--vcs V] [--vc-policy P]`: build a routing, verify it against BFS.
 
 Without --check: build the routing (which refuses a routing/VC pair with a channel dependency
 cycle, naming the cycle) and print its VCs and storage. With --check: every ordered router pair
@@ -48,6 +48,8 @@ def add_parser(sub):
                    help="check only this many sampled sources (default: all when small)")
     p.add_argument("--seed", type=int, default=0, help="RNG seed for sampling and Valiant intermediates")
     p.add_argument("--exact-deadlock", action="store_true", help="always build the exact channel dependency graph")
+    p.add_argument("--vc-policy", default="hops", choices=("hops", "turns"),
+                   help="VC classes: hops (default) or turns (down-then-up turns over router ids; docs/routing.md)")
     p.add_argument("--pair", default=None, metavar="S,T", help="print the idle-network route from router S to T")
     return p
 
@@ -86,7 +88,7 @@ def run(args) -> Result:
     net = build(args.spec)
     n = net.num_routers
     params = _params(args)
-    routing = make_routing(args.routing, net, check_deadlock=not args.check, **params)
+    routing = make_routing(args.routing, net, check_deadlock=not args.check, vc_policy=args.vc_policy, **params)
     data = {"spec": net.spec, "network": net.name, "routers": n, "routing": routing.name,
             "vcs": routing.num_vcs, "vc_policy": routing.vc_policy.describe()}
     if getattr(routing, "oracle", None) is not None:
