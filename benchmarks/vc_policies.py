@@ -20,7 +20,7 @@ from sim.experiment import plot_sweeps, saturation, sweep
 from sim.params import RouterParams
 from topologies import build
 
-CONFIGS = (("hops", 3), ("turns", 2), ("turns", 4), ("hops", 4))
+CONFIGS = (("hops", 3), ("turns", 2), ("turns", 3), ("turns", 4), ("hops", 4))
 LOADS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 

@@ -26,6 +26,7 @@ into a few wide buses (co-simulation).
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import numpy as np
@@ -78,6 +79,9 @@ class NetworkTop(wiring.Component):
         self.layout = flit_layout(n, self.p, params)
         self.C = vc_classes_for(self.routing, params.vcs)
         self.class_steps = self.routing.class_steps()
+        # the class of each of the V VCs (the policy's table, with C capped at V)
+        self.vc_class = dataclasses.replace(self.routing.vc_policy, num_vcs=params.vcs,
+                                            classes=self.C).vc_class_table()
         self.unit_factory = functools.partial(make_unit, routing, net, routing=self._unit_routing())
         # the prototype (its ports name the Instance connections; shared mode emits it once)
         self.proto = self.make_router(None)
@@ -131,7 +135,8 @@ class NetworkTop(wiring.Component):
 
     def make_router(self, router_id):
         return Router(self.R, self.p, self.params, self.layout, self.unit_for(router_id), self.net.num_routers,
-                      self.C, router_id, None if router_id is None else self.class_steps[router_id].tolist())
+                      self.C, router_id, None if router_id is None else self.class_steps[router_id].tolist(),
+                      self.vc_class)
 
     def check_shared(self) -> None:
         """The shared router module (one module, an id input) is built with hop classes: turn

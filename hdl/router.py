@@ -61,15 +61,15 @@ def class_of_vc(w: int, vcs: int, classes: int) -> int:
     return min(w // k, classes - 1)
 
 
-def input_class(i: int, v: int, ports: int, vcs: int, classes: int, step: int = 1) -> int:
-    """The class of the next hop of a head at input VC v of input port i (docs/microarchitecture.md,
-    VC classes): 0 at a local port (i >= ports), else `step` classes above the class of VC v,
-    capped at C - 1. `step` is the VC policy's class step from port i to the output port
+def input_class(i: int, v_class: int, ports: int, classes: int, step: int = 1) -> int:
+    """The class of the next hop of a head at an input VC of class `v_class` of input port i
+    (docs/microarchitecture.md, VC classes): 0 at a local port (i >= ports), else `step` classes
+    above the class of its VC, capped at C - 1. `step` is the VC policy's class step from port i to the output port
     (`Routing.class_steps`): always 1 for hop classes, where a head that kept the contract arrives
     with h hops on a VC of class min(h-1, C-1) and this is min(h, C-1); 1 at a down-then-up turn
     for turn classes. Being a constant per (input VC, output port), it prunes each output VC's
     VA arbiter to the input VCs that can ask for it."""
-    return 0 if i >= ports else min(class_of_vc(v, vcs, classes) + step, classes - 1)
+    return 0 if i >= ports else min(v_class + step, classes - 1)
 
 
 def credit_signature(vcs: int) -> stream.Signature:
@@ -95,13 +95,14 @@ class Router(wiring.Component):
     `unit(lanes) -> RoutingUnit`; num_routers: N (destinations >= N are malformed);
     vc_classes: C (`vc_classes_for`); router_id: a constant id, or None for an `id` input;
     class_step: R x R class steps (network input port, network output port) of the VC policy
-    (`Routing.class_steps()[router]`), or None for hop classes (every step 1).
+    (`Routing.class_steps()[router]`), or None for hop classes (every step 1); vc_class: the class
+    of each VC (the VC policy's `vc_class_table()`), or None for `class_of_vc`.
     """
 
     @quiet_on_error
     def __init__(self, ports: int, endpoints: int, params: RouterParams, layout: data.StructLayout,
                  unit: Callable[[int], RoutingUnit], num_routers: int, vc_classes: int,
-                 router_id: int | None = None, class_step=None):
+                 router_id: int | None = None, class_step=None, vc_class=None):
         _pos_int("ports", ports)
         _pos_int("endpoints", endpoints)
         _pos_int("num_routers", num_routers)
@@ -122,6 +123,14 @@ class Router(wiring.Component):
         if len(class_step) != ports or any(len(row) != ports or not set(row) <= {0, 1} for row in class_step):
             raise ValueError(f"class_step: must be None or {ports} x {ports} steps of 0 or 1")
         self.class_step = class_step
+        V = params.vcs
+        if vc_class is None:
+            vc_class = [class_of_vc(w, V, vc_classes) for w in range(V)]
+        vc_class = [int(c) for c in vc_class]
+        if len(vc_class) != V or sorted(vc_class) != vc_class or set(vc_class) != set(range(vc_classes)):
+            raise ValueError(f"vc_class={vc_class}: must give each of the {V} VCs a class, non-decreasing, "
+                             f"every class 0..{vc_classes - 1} used")
+        self.vc_class = vc_class
         self.R, self.p = ports, endpoints
         self.P = ports + endpoints
         self.params = params
@@ -240,7 +249,7 @@ class Router(wiring.Component):
         for o in range(R):
             for w in range(V):
                 m.d.comb += occ[o][w].eq(B - credits[o][w])
-        cls_of = [class_of_vc(w, V, C) for w in range(V)]
+        cls_of = self.vc_class
 
         def argmin(leaves, name):
             """leaves: (valid, key, o, w) in (port, vc) order; ties go to the earlier leaf."""
@@ -279,7 +288,7 @@ class Router(wiring.Component):
         def next_class(iv, o):
             """The class of the hop of input VC iv's head through network output o (a constant)."""
             i, v = divmod(iv, V)
-            return input_class(i, v, R, V, C, self.class_step[i][o] if i < R else 0)
+            return input_class(i, cls_of[v], R, C, self.class_step[i][o] if i < R else 0)
 
         req_valid = [None] * NV
         req_o = [None] * NV

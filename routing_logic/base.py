@@ -126,6 +126,7 @@ class HopVC:
     num_vcs: int
     classes: int | None = None
     name = "hops"
+    spare_first = False     # where the num_vcs mod C leftover VCs go: the last class (False) or class 0
 
     def __post_init__(self):
         if not isinstance(self.num_vcs, (int, np.integer)) or self.num_vcs < 1:
@@ -160,13 +161,26 @@ class HopVC:
         return states._replace(hops=np.minimum(states.hops, self.num_classes - 1), turns=zero, down=zero)
 
     def vc_range(self, counter):
-        """(first, last + 1) VC of class min(counter, C - 1)."""
+        """(first, last + 1) VC of class min(counter, C - 1): k = num_vcs // C VCs per class, and
+        the leftovers to the last class (hop classes: it carries the tail of every long route)
+        or to class 0 (turn classes: most hops are taken before the first turn)."""
         C = self.num_classes
         k = self.num_vcs // C
+        x = self.num_vcs - k * C
         c = np.minimum(counter, C - 1)
+        if self.spare_first:
+            lo = np.where(c == 0, 0, c * k + x)
+            return lo, c * k + x + k
         lo = c * k
-        hi = np.where(c == C - 1, self.num_vcs, lo + k)
-        return lo, hi
+        return lo, np.where(c == C - 1, self.num_vcs, lo + k)
+
+    def vc_class_table(self) -> list[int]:
+        """The class of each VC 0..num_vcs-1 (the simulator and the RTL read this table)."""
+        out = [0] * self.num_vcs
+        for c in range(self.num_classes):
+            lo, hi = (int(v[0]) for v in self.vc_range(np.array([c])))
+            out[lo:hi] = [c] * (hi - lo)
+        return out
 
     def vc(self, counter):
         """First VC of the class (the only one when num_vcs <= classes)."""
@@ -178,13 +192,15 @@ class HopVC:
         kind, what = ("turn", "down-then-up turns") if self.name == "turns" else ("hop", "hops")
         if k == 1 and C == self.num_vcs:
             return f"{kind}-indexed, vc = min({what}, {self.num_vcs - 1})"
-        return f"{kind}-indexed classes: {C} classes of {k} VCs (last class {self.num_vcs - k * (C - 1)})"
+        which = "first" if self.spare_first else "last"
+        return f"{kind}-indexed classes: {C} classes of {k} VCs ({which} class {self.num_vcs - k * (C - 1)})"
 
 
 @dataclass(frozen=True)
 class TurnVC(HopVC):
     """Turn-indexed VC classes (module docstring): the class rises only at a down-then-up turn."""
     name = "turns"
+    spare_first = True
 
     @staticmethod
     def classes_for(route_length: int) -> int:

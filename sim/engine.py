@@ -48,19 +48,19 @@ def _polarized_dead_end(r, src_r, dst_r, R, nbr_r, dist):
 
 
 @nb.njit(cache=True, inline="always")
-def _class_vcs(cin, step, V, C):
-    """VCs [w0, w1) of class min(cin + step, C - 1): class c owns [c*k, c*k+k), k = V // C (the
-    last class also the V mod C leftovers); C = V when there are fewer VCs than classes."""
-    k = V // C
+def _class_vcs(cin, step, crange, C):
+    """VCs [w0, w1) of class min(cin + step, C - 1); crange[c] = the VC range of class c, from the
+    VC policy (routing_logic.base: k = V // C per class, the leftovers to the last class or to
+    class 0); C = V when there are fewer VCs than classes."""
     c = cin + step
     if c > C - 1:
         c = C - 1
-    w0 = c * k
-    return w0, (V if c == C - 1 else w0 + k)
+    return crange[c, 0], crange[c, 1]
 
 
 @nb.njit(cache=True)
-def _choose(r, cin, step, src_r, dst_r, inter, phase, mode, R, V, B, nbr_r, dist, nexthop, credits, owner, pen, C):
+def _choose(r, cin, step, src_r, dst_r, inter, phase, mode, R, V, B, nbr_r, dist, nexthop, credits, owner, pen, C,
+            crange):
     """Best free (port, vc) among the routing candidates for a head at router r, or (-1, -1).
 
     Candidate order and selection: minimum of occupancy + priority, ties to the lowest port,
@@ -73,7 +73,7 @@ def _choose(r, cin, step, src_r, dst_r, inter, phase, mode, R, V, B, nbr_r, dist
     best_key = 1 << 30
     if mode == NEXTHOP:
         p = nexthop[r, dst_r]
-        w0, w1 = _class_vcs(cin, step[p], V, C)
+        w0, w1 = _class_vcs(cin, step[p], crange, C)
         for w in range(w0, w1):
             if owner[r, p, w] < 0:
                 key = B - credits[r, p, w]
@@ -86,7 +86,7 @@ def _choose(r, cin, step, src_r, dst_r, inter, phase, mode, R, V, B, nbr_r, dist
             ok, dmu = _polarized_ok(r, nbr_r[r, p], src_r, dst_r, dist)
             if not ok:
                 continue
-            w0, w1 = _class_vcs(cin, step[p], V, C)
+            w0, w1 = _class_vcs(cin, step[p], crange, C)
             for w in range(w0, w1):
                 if owner[r, p, w] >= 0:
                     continue
@@ -105,7 +105,7 @@ def _choose(r, cin, step, src_r, dst_r, inter, phase, mode, R, V, B, nbr_r, dist
         nbr = nbr_r[r, p]
         if nbr < 0 or dist[nbr, tgt] + 1 != d0:
             continue
-        w0, w1 = _class_vcs(cin, step[p], V, C)
+        w0, w1 = _class_vcs(cin, step[p], crange, C)
         for w in range(w0, w1):
             if owner[r, p, w] >= 0:
                 continue
@@ -223,7 +223,7 @@ def _can_send(r, i, v, spare, R, alloc_o, alloc_w, f_cnt, credits):
 
 @nb.njit(cache=True)
 def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, SS, ST,
-               nbr_r, nbr_p, cstep, dist, nexthop, pen, ep_first, ep_router,
+               nbr_r, nbr_p, cstep, vcls, crange, dist, nexthop, pen, ep_first, ep_router,
                # buffers and router state; pend_o/pend_w[r, iv]: the VC request input VC iv made
                # last cycle (-1: none), arbitrated this cycle when VS (va_stages) = 2; nom[r, i]: the
                # VC input port i nominated last cycle (-1: none), offered to this cycle's output
@@ -390,9 +390,9 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, SS, ST,
                         if w < 0:
                             o = -1
                     else:
-                        cin = 0 if i >= R else min(v // (V // C), C - 1)
+                        cin = 0 if i >= R else vcls[v]
                         o, w = _choose(r, cin, cstep[r, i], ep_router[pk_src[pk]], dst_r, pk_inter[pk], ph, mode,
-                                       R, V, B, nbr_r, dist, nexthop, credits, owner, pen, C)
+                                       R, V, B, nbr_r, dist, nexthop, credits, owner, pen, C, crange)
                     if o >= 0:
                         req_in[nreq] = i * V + v
                         req_o[nreq] = o

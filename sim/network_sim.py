@@ -12,6 +12,7 @@ destinations, creation cycles) is the same with and without it.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -79,6 +80,11 @@ class NetworkSim:
         # class steps per (router, input port, network output port); 0 at local inputs
         self.cstep = np.zeros((n, R + int(net.endpoints.max()), R), dtype=np.int64)
         self.cstep[:, :R, :] = self.routing.class_steps()
+        # the class of each VC and the VC range of each class (the VC policy's table)
+        policy = dataclasses.replace(self.routing.vc_policy, num_vcs=V, classes=self.vc_classes)
+        self.vcls = np.asarray(policy.vc_class_table(), dtype=np.int64)
+        self.crange = np.array([[int(np.argmax(self.vcls == c)), int(np.nonzero(self.vcls == c)[0][-1]) + 1]
+                                for c in range(self.vc_classes)], dtype=np.int64)
         self.dist = distance_matrix(net)
         if (self.dist == 255).any():
             raise ParameterError("network: not connected")
@@ -315,7 +321,7 @@ class NetworkSim:
             ggt, ggp = self._due_garbage(self.cycle, t1)
             status, t = engine.run_cycles(
                 self.cycle, t1, self.mode, self.R, p.vcs, p.depth, p.packet_flits, p.link_latency,
-                p.credit_latency, p.watchdog, self.vc_classes, p.alloc_iters, p.va_stages, p.sa_stages, p.st_stage, self.nbr_r, self.nbr_p, self.cstep, self.dist, self.nexthop, self.pen,
+                p.credit_latency, p.watchdog, self.vc_classes, p.alloc_iters, p.va_stages, p.sa_stages, p.st_stage, self.nbr_r, self.nbr_p, self.cstep, self.vcls, self.crange, self.dist, self.nexthop, self.pen,
                 self.ep_first, self.ep_router, self.f_pkt, self.f_seq, self.f_head, self.f_cnt, self.alloc_o,
                 self.alloc_w, self.owner, self.credits, self.va_ptr, self.pend_o, self.pend_w, self.nom, self.in_ptr, self.out_ptr, self.ep_credit, self.ep_vc,
                 self.q_head, self.q_tail, self.q_sent, self.router_flits, self.pk_src, self.pk_dst, self.pk_ctime,

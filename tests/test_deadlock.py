@@ -207,3 +207,25 @@ def test_turn_classes_for_valiant_and_the_brute_force_graph():
 def test_unknown_vc_policy_is_one_line():
     with pytest.raises(Exception, match="vc_policy='zigzag': unknown; allowed: hops, turns"):
         make_routing("min", polarstar(2, "iq", 0), vc_policy="zigzag")
+
+
+def test_vc_tables_of_the_two_policies():
+    """k = V // C VCs per class; the V mod C leftovers go to the last hop class (the tail of long
+    routes) but to turn class 0 (every hop before the first down-then-up turn); both policies
+    list the same VCs per class in route() as in their table."""
+    from routing_logic.base import HopVC, TurnVC
+    assert HopVC(4, classes=3).vc_class_table() == [0, 1, 2, 2]
+    assert HopVC(7, classes=3).vc_class_table() == [0, 0, 1, 1, 2, 2, 2]
+    assert TurnVC(3, classes=2).vc_class_table() == [0, 0, 1]
+    assert TurnVC(5, classes=2).vc_class_table() == [0, 0, 0, 1, 1]
+    assert TurnVC(2, classes=2).vc_class_table() == [0, 1]
+    net = polarstar(2, "iq", 0)
+    r = make_routing("min", net, vcs=3, vc_policy="turns")
+    table = r.vc_policy.vc_class_table()
+    from routing_logic.base import RouteState
+    for c in range(net.num_routers):
+        for t in range(net.num_routers):
+            if c != t:
+                for turns in (0, 1):
+                    for cand in r.route(c, RouteState(c, t, turns=turns)):
+                        assert table[cand.vc] == turns

@@ -26,7 +26,9 @@ SPEC = "polarstar:q=2,supernode=complete,degree=0"       # 7 routers, 3 network 
 @pytest.mark.parametrize("routing,vcs,alloc_iters,vc_policy,spec", [
     ("polarstar", 4, 1, "hops", SPEC), ("min", 3, 2, "hops", SPEC),
     # turn classes: 2 VCs on a diameter-3 PolarStar, each router's class steps from its neighbours
-    ("polarstar", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0")])
+    ("polarstar", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0"),
+    # 3 VCs in 2 turn classes: the spare VC goes to class 0 (the policy's VC table)
+    ("min", 3, 1, "turns", "polarstar:q=2,supernode=iq,degree=0")])
 def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec):
     net = build(spec)
     params = RouterParams(vcs=vcs, alloc_iters=alloc_iters)

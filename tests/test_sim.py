@@ -219,7 +219,7 @@ def test_bad_parameters(ps104):
 @pytest.mark.parametrize("routing,V,policy", [("min", 4, "hops"), ("min", 12, "hops"), ("polarstar", 7, "hops"),
                                               ("polarized", 9, "hops"), ("valiant", 6, "hops"), ("min", 2, "turns"),
                                               ("polarstar", 5, "turns"), ("valiant", 4, "turns"),
-                                              ("polarized", 6, "turns")])
+                                              ("polarized", 6, "turns"), ("min", 3, "turns"), ("valiant", 7, "turns")])
 def test_engine_choice_equals_routing_logic(ps104, routing, V, policy):
     """The engine's VA choice is routing_logic's candidates + `select` (occupancy + priority,
     lowest port, lowest VC), over random credit and busy-VC states. routing_logic reads the VC
@@ -234,7 +234,6 @@ def test_engine_choice_equals_routing_logic(ps104, routing, V, policy):
     ro = make_routing(routing, ps104, vcs=V, vc_policy=policy, **kw)
     sim = NetworkSim(ps104, routing, RouterParams(vcs=V, depth=8), load=0.0, routing_obj=ro)
     r, C = sim.routing, sim.vc_classes
-    k = V // C
     rng = np.random.default_rng(5)
     n, B = ps104.num_routers, 8
     checked = 0
@@ -250,11 +249,13 @@ def test_engine_choice_equals_routing_logic(ps104, routing, V, policy):
             hops, turns = int(rng.integers(1, 5)), int(rng.integers(0, 3))
             down = int(sim.nbr_r[c, i] > c)
             cin = min(turns if policy == "turns" else hops - 1, C - 1)
-        v = int(rng.integers(cin * k, V if cin == C - 1 else cin * k + k))     # a VC of class cin
+        v = int(rng.integers(*sim.crange[cin]))                                  # a VC of class cin
+        assert sim.vcls[v] == cin
         credits = rng.integers(0, B + 1, size=sim.credits.shape)
         owner = np.where(rng.random(sim.owner.shape) < 0.3, 1, -1)
-        got = engine._choose(c, min(v // k, C - 1) if i < sim.R else 0, sim.cstep[c, i], s, t, inter, phase,
-                             sim.mode, sim.R, V, B, sim.nbr_r, sim.dist, sim.nexthop, credits, owner, sim.pen, C)
+        got = engine._choose(c, int(sim.vcls[v]) if i < sim.R else 0, sim.cstep[c, i], s, t, inter, phase,
+                             sim.mode, sim.R, V, B, sim.nbr_r, sim.dist, sim.nexthop, credits, owner, sim.pen, C,
+                             sim.crange)
         state = RouteState(s, t, hops, inter, phase, turns, down)
         cands = [cd for cd in r.route(c, state) if owner[c, cd.port, cd.vc] < 0]
         exp = select(cands, lambda p, w: B - credits[c, p, w]) if cands else None
