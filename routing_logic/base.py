@@ -221,7 +221,6 @@ class TurnVC(HopVC):
         return states._replace(hops=np.zeros_like(states.hops), turns=np.minimum(states.turns, self.num_classes - 1))
 
 
-
 VC_POLICIES = {"hops": HopVC, "turns": TurnVC}
 
 
@@ -265,7 +264,7 @@ class Routing:
         """(routers, R, R) int64, R = the most network ports of a router: the VC policy's class
         step of a head that enters router r on network port i and leaves on network port o (0
         where either port is unconnected). The simulator and the RTL derive a head's class from
-        this and the class of its input VC, with no header bits (VCPolicy.class_step)."""
+        this and the class of its input VC, with no header bits (`HopVC.class_step`, `TurnVC.class_step`)."""
         n, R = self.n, int(self.net.ports.max())
         nbr = np.full((n, R), -1, dtype=np.int64)
         rows = self.net.port_router.astype(np.int64)

@@ -120,7 +120,7 @@ class Polarized(Routing):
         if c == t:
             return (Candidate(EJECT, 0, 0),)
         ok, dmu, escaped = self._rule(c, s, t, state.phase)
-        vc = int(self.vc_policy.vc(state.hops))
+        vc = 0                      # the VC policy sets each candidate's VCs (Routing._expand_vcs)
         ports = np.nonzero(ok)[0]
         return tuple(Candidate(int(p), vc, 0 if escaped else int(self._pen[dmu[p] + 2])) for p in ports)
 

@@ -409,7 +409,7 @@ class PolarStarMinimal(Routing):
 
     def _route(self, c: int, state: RouteState):
         t = state.dst
-        vc = int(self.vc_policy.vc(state.hops))
+        vc = 0                      # the VC policy sets each candidate's VCs (Routing._expand_vcs)
         if c == t:
             return (Candidate(EJECT, 0, 0),)
         if self.paths == "single":

@@ -95,7 +95,7 @@ class MinimalTable(Routing):
         t = state.dst
         if c == t:
             return (Candidate(EJECT, 0, 0),)
-        vc = int(self.vc_policy.vc(state.hops))
+        vc = 0                      # the VC policy sets each candidate's VCs (Routing._expand_vcs)
         ports = np.nonzero(self.oracle.delta(c, t) == -1)[0]
         return tuple(Candidate(int(p), vc, 0) for p in ports)
 

@@ -56,7 +56,7 @@ class Valiant(Routing):
         phase, target = state.target(c)
         if phase == 1 and c == state.dst:
             return (Candidate(EJECT, 0, 0),)
-        vc = int(self.vc_policy.vc(state.hops))
+        vc = 0                      # the VC policy sets each candidate's VCs (Routing._expand_vcs)
         ports = np.nonzero(self.oracle.delta(c, target) == -1)[0]
         return tuple(Candidate(int(p), vc, 0) for p in ports)
 
