@@ -228,16 +228,23 @@ def tool_env(family: str) -> dict:
 
 
 def source_commit() -> str | None:
-    """`git describe --always --dirty` of this checkout (None outside git): which RTL a figure is of."""
+    """The short commit of this checkout, with `-dirty` when a tracked file outside docs/ differs
+    from it (None outside git): which RTL a figure is of. docs/ is left out because the sweep
+    writes its own table there between points."""
     root = pathlib.Path(__file__).resolve().parent.parent
+
+    def git(*args):
+        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=30)
+        return done.stdout.strip() if done.returncode == 0 else None
+
     try:
-        done = subprocess.run(["git", "-C", str(root), "describe", "--always", "--dirty"], capture_output=True,
-                              text=True, timeout=30)
+        head = git("rev-parse", "--short", "HEAD")
+        changed = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)docs")
     except (OSError, subprocess.SubprocessError):
         return None
-    if done.returncode != 0:
+    if not head or changed is None:
         return None
-    return done.stdout.strip() or None
+    return head + ("-dirty" if changed else "")
 
 
 def default_build_dir(cfg: FpgaConfig) -> pathlib.Path:
