@@ -11,6 +11,10 @@ Random numbers. 32-bit Galois LFSRs (x^32+x^22+x^2+x+1, `lfsr_next`); each gener
 seeded from its 32-bit seed (`seed_pair`). The Bernoulli LFSR advances 8 steps every enabled
 cycle: a packet is created when its low byte (before the step) is < `load`, unless the budget
 (packets created since the last clear) is used up or the pattern maps the endpoint onto itself.
+A packet decided in enabled cycle t enters the generator's backlog in t + 1, its creation cycle:
+the decision hangs off the status block's `running`, broadcast across the chip to every
+generator, and registering it keeps that net off the path into the send logic (the 14-router
+network's critical path, docs/fpga.md).
 The destination LFSR advances 32 steps every time a packet starts sending (its head flit):
 
   endpoint generators, pattern 0 (uniform): d = (r[0:16]·(E-1)) >> 16, dst = d + (d >= e);
@@ -25,7 +29,7 @@ The destination LFSR advances 32 steps every time a packet starts sending (its h
   bit alive in a single-router synthesis.)
 
 `GeneratorModel` replays this in Python: the packets (source endpoint, destination endpoint,
-creation cycle) the hardware creates, for `sim.network_sim.NetworkSim.add_packets`. It is exact
+creation cycle = decision cycle + 1) the hardware creates, for `sim.network_sim.NetworkSim.add_packets`. It is exact
 while no backlog saturates (the backlog holds 65,535 packets; a packet created into a full
 backlog is lost and counted on the generator's `overflow` output, LED3 of the tops) and while
 pattern / shift do not change with packets queued.
@@ -132,8 +136,10 @@ class GeneratorModel:
     E: endpoints of the network; seeds: one per generator (the tops' `seeds`); endpoints: the
     global endpoint index of each generator (default 0..E-1). `run(cycles, ...)` replays that
     many enabled cycles (from where the previous call stopped) and returns the packets created,
-    [(source endpoint, destination endpoint, cycle)] sorted by cycle then source, cycle counted
-    from the first enabled cycle of this call plus `start`. `clear()` is the 'C' command (the
+    [(source endpoint, destination endpoint, cycle)] sorted by cycle then source: the creation
+    cycle, one after the enabled cycle that decided the packet (the module docstring), counted
+    from the first enabled cycle of this call plus `start`. A packet decided in the last enabled
+    cycle is created in the cycle after it. `clear()` is the 'C' command (the
     budget counts packets created since the last clear).
     """
 
@@ -163,14 +169,14 @@ class GeneratorModel:
                 if hit and (budget == 0 or self.created[i] < budget) and not (pat == 1 and shift == 0):
                     self.created[i] += 1
                     dst, self.dest[i] = draw_endpoint(self.dest[i], e, self.E, pat, shift)
-                    out.append((e, dst, start + t))
+                    out.append((e, dst, start + t + 1))
         return out
 
 
 class NeighbourModel:
     """The neighbour emulators of a RouterTrafficTop in Python: `run(cycles, load, budget)` ->
     [(port, fields, cycle)], fields = {src, src_ep, dst, dst_ep, inter, hops, phase} as
-    `draw_neighbour` gives them."""
+    `draw_neighbour` gives them, cycle the creation cycle as for GeneratorModel."""
 
     def __init__(self, seeds, ports, neighbours, router: int, n: int, p: int):
         pairs = [seed_pair(s) for s in seeds]
@@ -191,7 +197,7 @@ class NeighbourModel:
                 if hit and (budget == 0 or self.created[i] < budget):
                     self.created[i] += 1
                     f, self.dest[i] = draw_neighbour(self.dest[i], self.router, self.neighbours[i], self.n, self.p)
-                    out.append((port, f, start + t))
+                    out.append((port, f, start + t + 1))
         return out
 
 
@@ -375,9 +381,13 @@ class TrafficGenerator(wiring.Component):
             m.d.sync += bern.eq(lfsr_logic(bern, BERN_STEPS))
         selfmap = (ctl.pattern == 1) & (ctl.shift == 0) if self.kind == "endpoint" else Const(0)
         trial = ctl.running & (bern[:8] < ctl.load) & ((ctl.budget == 0) | (created < ctl.budget)) & ~selfmap
-        lost = trial & (backlog == 0xFFFF)
-        create = Signal()
-        m.d.comb += [create.eq(trial & ~lost), self.create.eq(create)]
+        lost = Signal()
+        decide = Signal()
+        create = Signal()                    # registered: the `running` broadcast ends here
+        # full: the backlog plus the packet still in `create` hold 65,535
+        full = (backlog == 0xFFFF) | ((backlog == 0xFFFE) & create)
+        m.d.comb += [lost.eq(trial & full), decide.eq(trial & ~lost), self.create.eq(create)]
+        m.d.sync += create.eq(decide)
 
         # VC with the most credits, ties to the lowest
         leaves = [(credits[v], Const(v, bits_for(V))) for v in range(V)]
@@ -436,7 +446,7 @@ class TrafficGenerator(wiring.Component):
                 m.d.sync += credits[v].eq(credits[v] - 1)
             with m.Elif(inc & ~dec):
                 m.d.sync += credits[v].eq(credits[v] + 1)
-        _sat_inc(m, created, create, ctl.clear)
+        _sat_inc(m, created, decide, ctl.clear)
         _sat_inc(m, self.sent, send & tail, ctl.clear)
         _sat_inc(m, self.overflow, lost, ctl.clear)
         return m
