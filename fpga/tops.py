@@ -84,7 +84,11 @@ class _TrafficTop(wiring.Component):
         m.d.comb += self.uart_in.rx.eq(self.uart_rx)
         wiring.connect(m, self.uart_in.data, st.rx)
         wiring.connect(m, st.tx, self.uart_out.data)
-        m.d.comb += [self.uart_tx.eq(self.uart_out.tx), st.dropped.eq(dropped)]
+        # the routers' drop count reaches the report and LED 2 a cycle late: it is their sum, from
+        # every router across the chip, and ends here at a register
+        dropped_q = Signal(32)
+        m.d.sync += dropped_q.eq(dropped)
+        m.d.comb += [self.uart_tx.eq(self.uart_out.tx), st.dropped.eq(dropped_q)]
         any_err = Const(0)
         any_ovf = Const(0)
         for i in range(self.E):
@@ -107,7 +111,7 @@ class _TrafficTop(wiring.Component):
             m.d.sync += act.eq(act - 1)
         with m.If(self.uart_in.data.valid):
             m.d.sync += rx_toggle.eq(~rx_toggle)
-        m.d.comb += self.leds.eq(Cat(st.ctl.running, any_err, dropped != 0, any_ovf, beat[-1], act != 0,
+        m.d.comb += self.leds.eq(Cat(st.ctl.running, any_err, dropped_q != 0, any_ovf, beat[-1], act != 0,
                                       st.reporting, rx_toggle))
 
 
@@ -154,9 +158,14 @@ class NetworkTrafficTop(_TrafficTop):
         for e in range(self.E):
             g, c = self.generators[e], self.checkers[e]
             wiring.connect(m, g.flit, top.inject[e])
-            m.d.comb += [g.credit.valid.eq(top.credit[e].valid), g.credit.payload.eq(top.credit[e].payload),
-                         c.flit.valid.eq(top.eject[e].valid), c.flit.payload.eq(top.eject[e].payload)]
-            activity = activity | top.eject[e].valid
+            m.d.comb += [g.credit.valid.eq(top.credit[e].valid), g.credit.payload.eq(top.credit[e].payload)]
+            # an ejected flit is registered before its checker, as RouterTrafficTop registers the
+            # router's outputs: the checker's logic then starts at a flip-flop, not inside a router
+            v = Signal(name=f"eject{e}_valid")
+            d = Signal(len(top.eject[e].payload.as_value()), name=f"eject{e}_flit")
+            m.d.sync += [v.eq(top.eject[e].valid), d.eq(top.eject[e].payload.as_value())]
+            m.d.comb += [c.flit.valid.eq(v), c.flit.payload.eq(d)]
+            activity = activity | v
         self._wire_common(m, top.dropped, activity)
         return m
 
