@@ -280,13 +280,19 @@ class TrafficGenerator(wiring.Component):
     E endpoints, `ep_router` / `ep_local` = router and local index of every endpoint (hops 0,
     inter 0, phase 1). Neighbour kind: router = the router under test, neighbour = the emulated
     router, p endpoints on every router; header fields as the module docstring says.
+    backlog_bits: width of the backlog counter, which holds 2^backlog_bits - 1 packets (default
+    16; tests use a small one to fill it).
     """
 
     def __init__(self, layout: data.StructLayout, params: RouterParams, *, kind: str, seed: int,
                  router: int, E: int, num_routers: int, ep: int = 0, e: int = 0, ep_router=None,
-                 ep_local=None, neighbour: int = 0, p: int = 1, registered_draws: bool = True):
+                 ep_local=None, neighbour: int = 0, p: int = 1, registered_draws: bool = True,
+                 backlog_bits: int = 16):
         if kind not in ("endpoint", "neighbour"):
             raise ValueError(f"kind={kind!r}: must be 'endpoint' or 'neighbour'")
+        if not isinstance(backlog_bits, int) or isinstance(backlog_bits, bool) or not 1 <= backlog_bits <= 16:
+            raise ValueError(f"backlog_bits={backlog_bits!r}: must be an integer in 1..16")
+        self.backlog_bits = backlog_bits
         self.layout, self.params, self.kind = layout, params, kind
         self.registered_draws = registered_draws
         self.seeds = seed_pair(seed)
@@ -366,7 +372,8 @@ class TrafficGenerator(wiring.Component):
         ctl = self.ctl
         bern = Signal(32, init=self.seeds[0])
         dest = Signal(32, init=self.seeds[1])
-        backlog = Signal(16)
+        backlog = Signal(self.backlog_bits)
+        most = (1 << self.backlog_bits) - 1               # packets the backlog holds
         created = Signal(16)
         packet = Signal(16)
         seq = Signal(range(L))
@@ -384,8 +391,8 @@ class TrafficGenerator(wiring.Component):
         lost = Signal()
         decide = Signal()
         create = Signal()                    # registered: the `running` broadcast ends here
-        # full: the backlog plus the packet still in `create` hold 65,535
-        full = (backlog == 0xFFFF) | ((backlog == 0xFFFE) & create)
+        # full: the backlog plus the packet still in `create` hold `most` (the backlog cannot wrap)
+        full = (backlog == most) | ((backlog == most - 1) & create)
         m.d.comb += [lost.eq(trial & full), decide.eq(trial & ~lost), self.create.eq(create)]
         m.d.sync += create.eq(decide)
 

@@ -318,6 +318,41 @@ def test_endpoint_generators_match_model(routers, eps, pattern, shift, load, bud
         assert Counter(s for s, _, _ in want) == Counter({e: budget for e in range(E)})
 
 
+@pytest.mark.parametrize("bits", [1, 2, 3])
+def test_full_backlog_loses_packets_and_never_wraps(bits):
+    """No credit ever returns, so the generator stalls after its buffers' worth of flits and its
+    backlog fills: every later trial must be lost (counted on `overflow`), none may wrap the
+    backlog counter and be created. Trials come from the model (it does not model losses)."""
+    params = RouterParams(vcs=2, depth=4, packet_flits=3)
+    lay = flit_layout(2, 1, params)
+    seed = 0xC0FFEE
+    g = TrafficGenerator(lay, params, kind="endpoint", seed=seed, router=0, ep=0, e=0, E=2, num_routers=2,
+                         ep_router=[0, 1], ep_local=[0, 0], backlog_bits=bits)
+    cycles = 80
+    got = {}
+
+    async def bench(ctx):
+        for k, v in {"running": 1, "load": 255, "pattern": 0, "shift": 0, "budget": 0}.items():
+            ctx.set(getattr(g.ctl, k), v)
+        creates = heads = 0
+        for t in range(cycles + 3):
+            if t == cycles:
+                ctx.set(g.ctl.running, 0)
+            await ctx.delay(1e-9)
+            creates += ctx.get(g.create)
+            if ctx.get(g.flit.valid):
+                heads += unpack(lay, ctx.get(g.flit.payload.as_value()))["head"]
+            await ctx.tick()
+        got.update(creates=creates, heads=heads, overflow=ctx.get(g.overflow), sent=ctx.get(g.sent))
+
+    run_sim(Gens([g]), bench)
+    trials = len(GeneratorModel(2, [seed], endpoints=[0]).run(cycles, 255))
+    # 8 credits: packets of 3 flits on VC 0, VC 1, then the head of a third on VC 0 (its body waits)
+    assert (got["heads"], got["sent"]) == (3, 2)
+    assert got["creates"] == got["heads"] + (1 << bits) - 1          # a full backlog, no wrap
+    assert got["creates"] + got["overflow"] == trials > got["creates"]
+
+
 @pytest.mark.parametrize("registered", [True, False])
 def test_neighbour_generators_match_model(registered):
     params = RouterParams(vcs=4)
