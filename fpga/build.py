@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -227,11 +228,14 @@ def tool_env(family: str) -> dict:
     return env
 
 
-def source_commit() -> str | None:
-    """The short commit of this checkout, with `-dirty` when a tracked file outside docs/ differs
-    from it (None outside git): which RTL a figure is of. docs/ is left out because the sweep
-    writes its own table there between points."""
-    root = pathlib.Path(__file__).resolve().parent.parent
+@functools.lru_cache(maxsize=None)
+def source_commit(root: pathlib.Path | None = None) -> str | None:
+    """The short commit of the checkout at `root` (default: this package's), with `-dirty` when a
+    tracked file outside docs/ differs from it (None outside git): which RTL a figure is of.
+    docs/ is left out because the sweep writes its own table there between points. Read once per
+    process: Python keeps the code it loaded at the first build, so a commit made while a long
+    sweep runs must not relabel its later points."""
+    root = pathlib.Path(__file__).resolve().parent.parent if root is None else pathlib.Path(root)
 
     def git(*args):
         done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=30)

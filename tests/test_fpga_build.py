@@ -113,6 +113,34 @@ def test_router_build_to_bitstream(tmp_path):
     assert rep["commit"] == source_commit() and rep["commit"]          # this checkout is a git clone (CI too)
 
 
+def test_source_commit_is_read_once_per_process(tmp_path):
+    """The label names the checkout as the process found it (the code it loaded): a later edit
+    does not relabel it; a fresh read sees the edit as -dirty, and an edit under docs/ is not one."""
+    import subprocess
+
+    def git(*a):
+        subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t", *a],
+                       check=True, capture_output=True)
+    git("init", "-q")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "rtl.py").write_text("x = 1\n")
+    (tmp_path / "docs" / "table.md").write_text("a\n")
+    git("add", ".")
+    git("commit", "-q", "-m", "one")
+    head = subprocess.run(["git", "-C", str(tmp_path), "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    assert source_commit(tmp_path) == head
+    (tmp_path / "docs" / "table.md").write_text("b\n")
+    (tmp_path / "rtl.py").write_text("x = 2\n")
+    assert source_commit(tmp_path) == head                     # read once: the edit came later
+    source_commit.cache_clear()
+    assert source_commit(tmp_path) == head + "-dirty"
+    source_commit.cache_clear()
+    git("checkout", "-q", "rtl.py")
+    assert source_commit(tmp_path) == head                     # docs/ does not make it dirty
+    assert source_commit(tmp_path.parent / "nowhere") is None
+
+
 def test_sweep_points_table_and_plot(tmp_path):
     from fpga.sweep import markdown, plot, points, run_sweep
     pts = points()
