@@ -28,7 +28,7 @@ import sys
 import threading
 import time
 
-from routing_logic.base import VC_POLICIES
+from routing_logic.base import vc_policy_class
 from topologies.errors import ParameterError
 
 from .boards import BoardTop, ecp5_pll_params, get_board
@@ -105,8 +105,7 @@ def validate(cfg: FpgaConfig):
     _int("va-stages", cfg.va_stages, 1, 2)
     _int("sa-stages", cfg.sa_stages, 1, 2)
     _int("st-stage", cfg.st_stage, 0, 1)
-    if cfg.vc_policy not in VC_POLICIES:
-        raise ParameterError(f"vc-policy={cfg.vc_policy!r}: allowed: {', '.join(VC_POLICIES)}")
+    vc_policy_class(cfg.vc_policy, "vc-policy")
     _int("seed", cfg.seed, 0, 2**31 - 1)
     check_pnr_router(cfg.pnr_router)
     freq = cfg.freq_mhz if cfg.freq_mhz is not None else (100.0 if board.pll else board.clock_mhz)

@@ -109,6 +109,11 @@ class StateArrays(NamedTuple):
         arrs = np.broadcast_arrays(*(np.asarray(v, dtype=np.int64) for v in (src, dst, hops, inter, phase, turns, down)))
         return cls(*(np.ascontiguousarray(a).ravel() for a in arrs))
 
+    @classmethod
+    def of(cls, state: RouteState) -> "StateArrays":
+        """One packet's header as arrays of length 1."""
+        return cls.make(**{f: getattr(state, f) for f in cls._fields})
+
     def __getitem__(self, i):
         if isinstance(i, (int, np.integer)):
             return RouteState(*(int(a[i]) for a in self))
@@ -224,6 +229,14 @@ class TurnVC(HopVC):
 VC_POLICIES = {"hops": HopVC, "turns": TurnVC}
 
 
+def vc_policy_class(name, param: str = "vc_policy") -> type[HopVC]:
+    """The VC policy class called `name`; a one-line ParameterError naming `param` otherwise."""
+    cls = VC_POLICIES.get(name) if isinstance(name, str) else None
+    if cls is None:
+        raise ParameterError(f"{param}={name!r}: unknown; allowed: {', '.join(VC_POLICIES)}")
+    return cls
+
+
 def select(candidates, occupancy: Callable[[int, int], int]) -> Candidate:
     """Reference selection: min occupancy(port, vc) + priority; ties -> lowest port, then lowest VC."""
     best = None
@@ -254,9 +267,7 @@ class Routing:
     # ---- VCs --------------------------------------------------------------------------------
     def set_vc_policy(self, name: str) -> None:
         """Use VC policy `name` (VC_POLICIES); V stays as given, or becomes its default_vcs()."""
-        cls = VC_POLICIES.get(name) if isinstance(name, str) else None
-        if cls is None:
-            raise ParameterError(f"vc_policy={name!r}: unknown; allowed: {', '.join(VC_POLICIES)}")
+        cls = vc_policy_class(name)
         need = cls.classes_for(self.max_route_length) if self.max_route_length else 1
         self.vc_policy = cls(need if self._vcs_arg is None else self._vcs_arg, classes=need)
 
@@ -308,7 +319,7 @@ class Routing:
     def _expand_vcs(self, c: int, cands, state: RouteState) -> tuple[Candidate, ...]:
         """Each network candidate on every VC of its hop's class (the VC policy's; the VC the
         routings name is replaced)."""
-        st = StateArrays.make(state.src, state.dst, state.hops, state.inter, state.phase, state.turns, state.down)
+        st = StateArrays.of(state)
         out = []
         for cand in cands:
             if cand.port == EJECT:
@@ -329,7 +340,7 @@ class Routing:
 
     def _turns_after(self, c: int, state: RouteState, port: int) -> dict:
         """The turn fields after the hop from c through `port` (scalar form of VCPolicy.after_hop)."""
-        st = StateArrays.make(state.src, state.dst, state.hops, state.inter, state.phase, state.turns, state.down)
+        st = StateArrays.of(state)
         turns, down = self.vc_policy.after_hop(c, st, np.array([self.neighbor(c, port)]))
         return {"turns": int(turns[0]), "down": int(down[0])}
 

@@ -16,7 +16,7 @@ import inspect
 from topologies.errors import ParameterError
 from topologies.network import Network
 
-from .base import VC_POLICIES, Routing
+from .base import Routing, vc_policy_class
 from .deadlock import assert_deadlock_free
 from .polarized import Polarized
 from .polarstar import PolarStarMinimal
@@ -43,8 +43,7 @@ def make_routing(name: str, net: Network, check_deadlock: bool = True, vc_policy
         if key not in allowed:
             raise ParameterError(f"{key}={params[key]!r}: not a parameter of routing {name}; "
                                  f"allowed: {', '.join(allowed)}")
-    if vc_policy not in VC_POLICIES:
-        raise ParameterError(f"vc_policy={vc_policy!r}: unknown; allowed: {', '.join(VC_POLICIES)}")
+    vc_policy_class(vc_policy)                     # before a costly constructor
     routing = cls(net, **params)
     if vc_policy != "hops":
         routing.set_vc_policy(vc_policy)
