@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from routing_logic.base import VC_POLICIES
+
 
 @dataclass
 class Result:
@@ -20,3 +22,10 @@ def table(rows, headers=None) -> str:
     if headers:
         lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def add_vc_policy(p, note: str = "") -> None:
+    """`--vc-policy`, as every command that builds a routing takes it (`note`: what this command adds)."""
+    p.add_argument("--vc-policy", default="hops", choices=tuple(VC_POLICIES),
+                   help="VC classes: hops (class = hops taken, the default) or turns (class = down-then-up turns "
+                        "over router ids: PolarStar minimal routing with 2 VCs; docs/routing.md)" + note)

@@ -15,7 +15,7 @@ component (fpga/area.py); `sweep` builds the area/Fmax table of docs/fpga.md (fp
 """
 from __future__ import annotations
 
-from . import Result, table
+from . import Result, add_vc_policy, table
 
 
 def _pnr_router(p):
@@ -35,8 +35,7 @@ def _router_options(p):
                    help="switch allocation in one cycle (1, default) or over two: input stage, then output stage (2)")
     p.add_argument("--st-stage", type=int, default=0, metavar="{0,1}",
                    help="1: switch traversal in the cycle after switch allocation (default 0)")
-    p.add_argument("--vc-policy", default="hops", choices=("hops", "turns"),
-                   help="VC classes: hops (default) or turns (down-then-up turns: PolarStar minimal routing with 2 VCs)")
+    add_vc_policy(p)
 
 
 def _router_options_of(args) -> dict:

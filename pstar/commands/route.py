@@ -26,7 +26,7 @@ from routing_logic.polarstar import PolarStarArithmetic, verify_against_bfs
 from routing_logic.registry import ROUTINGS, make_routing
 from routing_logic.table import ORACLES, table_storage_bits
 
-from . import Result, table
+from . import Result, add_vc_policy, table
 
 ALL_PAIRS_LIMIT = 12_000        # BFS all pairs up to this many routers, else sampled sources
 POLARIZED_ALL_SOURCES = 300     # Polarized route graphs from every source up to this size
@@ -48,8 +48,7 @@ def add_parser(sub):
                    help="check only this many sampled sources (default: all when small)")
     p.add_argument("--seed", type=int, default=0, help="RNG seed for sampling and Valiant intermediates")
     p.add_argument("--exact-deadlock", action="store_true", help="always build the exact channel dependency graph")
-    p.add_argument("--vc-policy", default="hops", choices=("hops", "turns"),
-                   help="VC classes: hops (default) or turns (down-then-up turns over router ids; docs/routing.md)")
+    add_vc_policy(p)
     p.add_argument("--pair", default=None, metavar="S,T", help="print the idle-network route from router S to T")
     return p
 

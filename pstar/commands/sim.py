@@ -8,7 +8,7 @@ from tqdm import tqdm
 from topologies import build
 from topologies.errors import ParameterError, check_seed
 
-from . import Result, table
+from . import Result, add_vc_policy, table
 
 
 def add_common(p):
@@ -21,9 +21,7 @@ def add_common(p):
     p.add_argument("--warmup", type=int, default=1000, help="warm-up cycles before measuring")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--vcs", type=int, default=None, help="VCs per port (default: max(4, what the routing needs))")
-    p.add_argument("--vc-policy", default="hops", choices=("hops", "turns"),
-                   help="VC classes: hops (class = hops taken, the default) or turns (class = down-then-up turns "
-                        "over router ids: PolarStar minimal routing with 2 VCs; docs/routing.md)")
+    add_vc_policy(p)
     p.add_argument("--depth", type=int, default=None, help="flits per VC buffer (default 8)")
     p.add_argument("--packet", type=int, default=None, help="flits per packet (default 4)")
     p.add_argument("--alloc-iters", type=int, default=None, help="switch allocator iterations (default 1)")

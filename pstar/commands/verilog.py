@@ -15,7 +15,7 @@ import time
 from topologies import build
 from topologies.errors import ParameterError
 
-from . import Result, table
+from . import Result, add_vc_policy, table
 
 ROUTINGS = ("polarstar", "min", "polarized")
 
@@ -31,8 +31,7 @@ def add_parser(sub):
     p.add_argument("-p", type=int, default=None, help="endpoints per router (default: family's choice)")
     p.add_argument("--out", default="pstar_network.v", help="output file (default pstar_network.v)")
     p.add_argument("--per-router", action="store_true", help="one Verilog module per router (area studies)")
-    p.add_argument("--vc-policy", default="hops", choices=("hops", "turns"),
-                   help="VC classes: hops (default) or turns (down-then-up turns; needs --per-router)")
+    add_vc_policy(p, "; turns needs --per-router")
     return p
 
 
