@@ -26,7 +26,6 @@ into a few wide buses (co-simulation).
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
 
 import numpy as np
@@ -80,8 +79,7 @@ class NetworkTop(wiring.Component):
         self.C = vc_classes_for(self.routing, params.vcs)
         self.class_steps = self.routing.class_steps()
         # the class of each of the V VCs (the policy's table, with C capped at V)
-        self.vc_class = dataclasses.replace(self.routing.vc_policy, num_vcs=params.vcs,
-                                            classes=self.C).vc_class_table()
+        self.vc_class = self.routing.vc_policy.for_vcs(params.vcs, self.C).vc_class_table()
         self.unit_factory = functools.partial(make_unit, routing, net, routing=self._unit_routing())
         # the prototype (its ports name the Instance connections; shared mode emits it once)
         self.proto = self.make_router(None)

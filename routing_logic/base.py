@@ -179,11 +179,19 @@ class HopVC:
         lo = c * k
         return lo, np.where(c == C - 1, self.num_vcs, lo + k)
 
+    def for_vcs(self, vcs: int, classes: int) -> "HopVC":
+        """The same policy over `vcs` VCs in `classes` classes (what a run or an RTL build uses:
+        C is capped at V where a lone router has fewer VCs than classes)."""
+        return replace(self, num_vcs=vcs, classes=classes)
+
+    def class_ranges(self) -> list[tuple[int, int]]:
+        """(first, last + 1) VC of each class 0..C-1."""
+        return [tuple(int(v[0]) for v in self.vc_range(np.array([c]))) for c in range(self.num_classes)]
+
     def vc_class_table(self) -> list[int]:
         """The class of each VC 0..num_vcs-1 (the simulator and the RTL read this table)."""
         out = [0] * self.num_vcs
-        for c in range(self.num_classes):
-            lo, hi = (int(v[0]) for v in self.vc_range(np.array([c])))
+        for c, (lo, hi) in enumerate(self.class_ranges()):
             out[lo:hi] = [c] * (hi - lo)
         return out
 

@@ -12,7 +12,6 @@ destinations, creation cycles) is the same with and without it.
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -81,10 +80,9 @@ class NetworkSim:
         self.cstep = np.zeros((n, R + int(net.endpoints.max()), R), dtype=np.int64)
         self.cstep[:, :R, :] = self.routing.class_steps()
         # the class of each VC and the VC range of each class (the VC policy's table)
-        policy = dataclasses.replace(self.routing.vc_policy, num_vcs=V, classes=self.vc_classes)
+        policy = self.routing.vc_policy.for_vcs(V, self.vc_classes)
         self.vcls = np.asarray(policy.vc_class_table(), dtype=np.int64)
-        self.crange = np.array([[int(np.argmax(self.vcls == c)), int(np.nonzero(self.vcls == c)[0][-1]) + 1]
-                                for c in range(self.vc_classes)], dtype=np.int64)
+        self.crange = np.asarray(policy.class_ranges(), dtype=np.int64)
         self.dist = distance_matrix(net)
         if (self.dist == 255).any():
             raise ParameterError("network: not connected")
