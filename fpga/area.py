@@ -24,7 +24,7 @@ import time
 
 from topologies.errors import ParameterError
 
-from .build import FpgaConfig, get_board, tool_env, validate
+from .build import FpgaConfig, get_board, pipeline_report, tool_env, validate
 
 # (key, what it is, module-name pattern below the router); "core" takes the router module itself
 COMPONENTS = (
@@ -115,8 +115,7 @@ def area(cfg: FpgaConfig, progress: bool = True) -> dict:
     return {
         "spec": net.spec or cfg.spec, "routing": cfg.routing, "router": cfg.router, "ports": P, "vcs": V,
         "depth": params.depth, "flit_width": params.payload_bits, "flit_bits": router.layout.size,
-        "va_stages": params.va_stages, "sa_stages": params.sa_stages, "st_stage": params.st_stage,
-        "vc_policy": routing.vc_policy.name,
+        **pipeline_report(params, routing.vc_policy.name),
         "va_arbiters": P * V, "wide_luts": cfg.wide_luts,
         "components": [{"component": key, "what": what, **parts[key], "lut_sites": lut_sites(parts[key]),
                         "share": round(lut_sites(parts[key]) / sites, 4) if sites else 0.0}

@@ -56,6 +56,8 @@ class FpgaConfig:
     sa_stages: int = 1               # switch allocation stages (RouterParams.sa_stages)
     st_stage: int = 0                # 1: switch traversal a cycle after SA (RouterParams.st_stage)
     vc_policy: str = "hops"          # VC classes (routing_logic.base.VC_POLICIES): hops or turns
+    link_latency: int = 1            # cycles from SA grant to the next router's buffer (RouterParams.link_latency)
+    credit_latency: int = 1          # cycles from a buffer pop to the upstream credit (RouterParams.credit_latency)
     freq_mhz: float | None = None    # None: 100 MHz on ECP5, the 12 MHz board clock on iCE40
     router: int = 0                  # which router of SPEC the router / unit design builds
     id_input: bool = False           # unit design: the router id is an input (table units: a loadable RAM)
@@ -67,7 +69,7 @@ class FpgaConfig:
     # options added after the first builds: left out of the key at their defaults, so that the
     # build directories of earlier builds keep their names
     _KEY_DEFAULTS = {"pnr_router": "router1", "id_input": False, "wide_luts": True, "va_stages": 1, "sa_stages": 1,
-                     "st_stage": 0, "vc_policy": "hops"}
+                     "st_stage": 0, "vc_policy": "hops", "link_latency": 1, "credit_latency": 1}
 
     def key(self) -> str:
         d = dataclasses.asdict(self)
@@ -105,6 +107,8 @@ def validate(cfg: FpgaConfig):
     _int("va-stages", cfg.va_stages, 1, 2)
     _int("sa-stages", cfg.sa_stages, 1, 2)
     _int("st-stage", cfg.st_stage, 0, 1)
+    _int("link-latency", cfg.link_latency, 1, 8)
+    _int("credit-latency", cfg.credit_latency, 1, 8)
     vc_policy_class(cfg.vc_policy, "vc-policy")
     _int("seed", cfg.seed, 0, 2**31 - 1)
     check_pnr_router(cfg.pnr_router)
@@ -128,7 +132,8 @@ def validate(cfg: FpgaConfig):
     if cfg.id_input and cfg.design != "unit":
         raise ParameterError(f"id-input: only for --design unit (the {cfg.design} design's routers have constant ids)")
     params = RouterParams(vcs=cfg.vcs, depth=cfg.depth, payload_bits=cfg.flit_width, va_stages=cfg.va_stages,
-                          sa_stages=cfg.sa_stages, st_stage=cfg.st_stage)
+                          sa_stages=cfg.sa_stages, st_stage=cfg.st_stage, link_latency=cfg.link_latency,
+                          credit_latency=cfg.credit_latency)
     return board, net, params, float(freq), routing_for(cfg, net, params)
 
 
@@ -254,6 +259,12 @@ def default_build_dir(cfg: FpgaConfig) -> pathlib.Path:
     return pathlib.Path("build") / "fpga" / f"{cfg.board}-{cfg.design}-{cfg.key()}"
 
 
+def pipeline_report(params, vc_policy: str) -> dict:
+    """The router's pipeline and link options, as every report names them."""
+    return {"va_stages": params.va_stages, "sa_stages": params.sa_stages, "st_stage": params.st_stage,
+            "vc_policy": vc_policy, "link_latency": params.link_latency, "credit_latency": params.credit_latency}
+
+
 def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False) -> dict:
     """Build `cfg` to a bitstream and return its figures; `dry_run` only checks the options and
     returns what would be built."""
@@ -264,8 +275,8 @@ def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False) -> dict
         return {"board": board.name, "family": board.family, "design": cfg.design, "spec": net.spec or cfg.spec,
                 "routing": cfg.routing, "routers": net.num_routers if cfg.design == "network" else 1,
                 "ports": int(net.ports.max()) + int(net.endpoints.max()), "vcs": params.vcs,
-                "depth": params.depth, "flit_width": params.payload_bits, "va_stages": params.va_stages,
-                "sa_stages": params.sa_stages, "st_stage": params.st_stage, "vc_policy": cfg.vc_policy, "flit_bits": flit_layout(net.num_routers, int(net.endpoints.max()), params).size,
+                "depth": params.depth, "flit_width": params.payload_bits, **pipeline_report(params, cfg.vc_policy),
+                "flit_bits": flit_layout(net.num_routers, int(net.endpoints.max()), params).size,
                 "clock_mhz": freq, "wide_luts": cfg.wide_luts, "build_dir": str(out_dir),
                 **({"id_input": cfg.id_input} if cfg.design == "unit" else {})}
     env = tool_env(board.family)        # the tools are there, before anything is written
@@ -325,8 +336,7 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
         "board": board.name, "family": board.family, "design": cfg.design, "spec": net.spec or cfg.spec,
         "routing": cfg.routing, "routers": net.num_routers if cfg.design == "network" else 1,
         "ports": int(net.ports.max()) + int(net.endpoints.max()), "vcs": params.vcs, "depth": params.depth,
-        "flit_width": params.payload_bits, "flit_bits": layout_bits, "va_stages": params.va_stages,
-        "sa_stages": params.sa_stages, "st_stage": params.st_stage, "vc_policy": cfg.vc_policy,
+        "flit_width": params.payload_bits, "flit_bits": layout_bits, **pipeline_report(params, cfg.vc_policy),
         "clock_mhz": top.freq_mhz,
         "network_routers": net.num_routers,
         **({"lanes": inner.lanes, "id_input": cfg.id_input} if cfg.design == "unit" else {}),
@@ -336,4 +346,4 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
     }
 
 
-__all__ = ["DESIGNS", "FpgaConfig", "PNR_ROUTERS", "ROUTINGS", "build", "check_pnr_router", "validate"]
+__all__ = ["DESIGNS", "FpgaConfig", "PNR_ROUTERS", "ROUTINGS", "build", "check_pnr_router", "pipeline_report", "validate"]

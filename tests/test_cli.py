@@ -82,3 +82,20 @@ def test_route_with_turn_classes():
     assert d["vc_policy"].startswith("turn-indexed") and d["vcs"] == 2
     r = pstar("route", spec, "--routing", "polarstar", "--vcs", "2")
     assert r.returncode == 2 and "not deadlock-free: channel dependency cycle" in r.stderr
+
+
+def test_sim_link_latency_adds_a_cycle_per_link():
+    """At near-zero load a packet crosses hops + 2 links (injection, the hops, ejection): one more
+    cycle of link latency adds hops + 2 cycles to the mean latency, and a wrong value is one line."""
+    def run(ll):
+        r = pstar("sim", "polarstar:q=3,supernode=iq,degree=0", "--routing", "min", "--vcs", "2", "--vc-policy",
+                  "turns", "--depth", "4", "--load", "0.02", "--link-latency", str(ll), "--json")
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+    one, two, three = run(1), run(2), run(3)
+    assert one["hops_mean"] == two["hops_mean"] and one["accepted"] == pytest.approx(two["accepted"], rel=0.02)
+    for slow, k in ((two, 1), (three, 2)):
+        assert slow["latency_mean"] - one["latency_mean"] == pytest.approx(k * (one["hops_mean"] + 2), abs=0.1 * k)
+    r = pstar("sim", "polarstar:q=3,supernode=iq,degree=0", "--load", "0.1", "--credit-latency", "0")
+    assert r.returncode == 2 and "credit_latency=0: must be an integer in 1..64" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1

@@ -73,6 +73,8 @@ def cli(argv, capsys):
     (["--board", "ulx3s-85f", "--id-input"], "id-input"),
     (["--board", "ulx3s-85f", "--design", "unit", "--router", "26"], "router=26"),
     (["--board", "icebreaker", "--no-wide-luts"], "no-wide-luts: an ECP5 option"),
+    (["--board", "ulx3s-85f", "--link-latency", "0"], "link-latency=0: must be an integer in 1..8"),
+    (["--board", "ulx3s-85f", "--credit-latency", "9"], "credit-latency=9: must be an integer in 1..8"),
 ])
 def test_bad_options_are_one_line_errors(argv, needle, capsys):
     code, out, err = cli(["fpga", "build", "polarstar:q=3,supernode=iq,degree=0", *argv, "--dry-run"], capsys)
@@ -94,6 +96,22 @@ def test_dry_run_reports_the_configuration(capsys):
                           "--design", "network", "--vcs", "2", "--vc-policy", "turns", "--dry-run", "--json"], capsys)
     turns = json.loads(out)
     assert code == 0 and turns["vc_policy"] == "turns" and turns["vcs"] == 2 and rep["vc_policy"] == "hops"
+    assert (rep["link_latency"], rep["credit_latency"]) == (1, 1)
+    code, out, err = cli(["fpga", "build", "polarstar:q=3,supernode=iq,degree=0", "--board", "ulx3s-85f",
+                          "--link-latency", "2", "--credit-latency", "3", "--dry-run", "--json"], capsys)
+    slow = json.loads(out)
+    assert code == 0 and (slow["link_latency"], slow["credit_latency"]) == (2, 3)
+    assert slow["build_dir"] != rep["build_dir"]
+
+
+def test_build_key_keeps_old_names_at_default_latencies():
+    """Options added later stay out of the build directory's key at their defaults (earlier
+    builds keep their directories), and change it when set."""
+    base = FpgaConfig(design="network", vcs=3)
+    assert base.key() == FpgaConfig(design="network", vcs=3, link_latency=1, credit_latency=1).key()
+    keys = {base.key(), FpgaConfig(design="network", vcs=3, link_latency=2).key(),
+            FpgaConfig(design="network", vcs=3, credit_latency=2).key()}
+    assert len(keys) == 3
 
 
 def test_router_build_to_bitstream(tmp_path):

@@ -512,12 +512,13 @@ def ejections_of(seen, lay, first, start):
 
 
 # V = the routing's VC classes; stages = (va_stages, st_stage, sa_stages): the one-cycle and the
-# pipelined router
-@pytest.mark.parametrize("routing,vcs,stages", [("polarstar", 3, (1, 0, 1)), ("min", 2, (1, 0, 1)),
-                                                ("min", 2, (2, 1, 2))])
-def test_network_traffic_top_matches_model(routing, vcs, stages):
+# pipelined router; latency = (link, credit): registered links as the network build can take them
+@pytest.mark.parametrize("routing,vcs,stages,latency", [("polarstar", 3, (1, 0, 1), (1, 1)), ("min", 2, (1, 0, 1), (1, 1)),
+                                                        ("min", 2, (2, 1, 2), (1, 1)), ("min", 2, (2, 1, 2), (2, 2))])
+def test_network_traffic_top_matches_model(routing, vcs, stages, latency):
     net = build(SMALL)
-    params = RouterParams(vcs=vcs, va_stages=stages[0], st_stage=stages[1], sa_stages=stages[2])
+    params = RouterParams(vcs=vcs, va_stages=stages[0], st_stage=stages[1], sa_stages=stages[2],
+                          link_latency=latency[0], credit_latency=latency[1])
     top = NetworkTrafficTop(net, routing, params, divisor=DIV)
     E, L = top.E, params.packet_flits
     load, budget = 45, 5

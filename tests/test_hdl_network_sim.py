@@ -23,15 +23,22 @@ from topologies import build  # noqa: E402
 SPEC = "polarstar:q=2,supernode=complete,degree=0"       # 7 routers, 3 network ports, 1 endpoint each
 
 
-@pytest.mark.parametrize("routing,vcs,alloc_iters,vc_policy,spec", [
-    ("polarstar", 4, 1, "hops", SPEC), ("min", 3, 2, "hops", SPEC),
+PIPELINED = {"va_stages": 2, "sa_stages": 2, "st_stage": 1}
+
+
+@pytest.mark.parametrize("routing,vcs,alloc_iters,vc_policy,spec,extra", [
+    ("polarstar", 4, 1, "hops", SPEC, {}), ("min", 3, 2, "hops", SPEC, {}),
     # turn classes: 2 VCs on a diameter-3 PolarStar, each router's class steps from its neighbours
-    ("polarstar", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0"),
+    ("polarstar", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {}),
     # 3 VCs in 2 turn classes: the spare VC goes to class 0 (the policy's VC table)
-    ("min", 3, 1, "turns", "polarstar:q=2,supernode=iq,degree=0")])
-def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec):
+    ("min", 3, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {}),
+    # registered links and credits (the FPGA network's --link-latency 2 --credit-latency 2), pipelined router
+    ("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {"link_latency": 2, "credit_latency": 2, **PIPELINED}),
+    ("polarstar", 4, 1, "hops", SPEC, {"link_latency": 3, "credit_latency": 1}),
+    ("polarstar", 4, 1, "hops", SPEC, {"link_latency": 1, "credit_latency": 3})])
+def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, extra):
     net = build(spec)
-    params = RouterParams(vcs=vcs, alloc_iters=alloc_iters)
+    params = RouterParams(vcs=vcs, alloc_iters=alloc_iters, **extra)
     cycles = 250
     model = NetworkSim(net, routing, params, "uniform", 0.7, seed=5, trace=100_000, vc_policy=vc_policy)
     model.run(cycles)

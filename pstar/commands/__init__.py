@@ -24,6 +24,16 @@ def table(rows, headers=None) -> str:
     return "\n".join(lines)
 
 
+def add_latencies(p) -> None:
+    """`--link-latency` and `--credit-latency` (RouterParams; the model and the RTL take any value)."""
+    from sim.params import DEFAULTS
+    p.add_argument("--link-latency", type=int, default=DEFAULTS["link_latency"], metavar="N",
+                   help="cycles from switch allocation to the next router's buffer (default 1; each cycle more "
+                        "is a register on every link, for the clock of networks spread over a die)")
+    p.add_argument("--credit-latency", type=int, default=DEFAULTS["credit_latency"], metavar="N",
+                   help="cycles from a buffer pop to the upstream router's credit (default 1)")
+
+
 def add_vc_policy(p, note: str = "") -> None:
     """`--vc-policy`, as every command that builds a routing takes it (`note`: what this command adds)."""
     p.add_argument("--vc-policy", default="hops", choices=tuple(VC_POLICIES),

@@ -2,10 +2,10 @@
 
   pstar fpga build --board {ulx3s-85f,icebreaker} --design {router,network,unit} SPEC [--routing R]
                    [--ports P] [--vcs V] [--depth B] [--flit-width W] [--va-stages S] [--sa-stages S]
-                   [--st-stage S] [--vc-policy P] [--freq MHZ]
+                   [--st-stage S] [--link-latency N] [--credit-latency N] [--vc-policy P] [--freq MHZ]
                    [--router N] [--id-input] [--seed N] [--pnr-router {router1,router2}] [--no-wide-luts] [--json]
   pstar fpga area SPEC [--routing R] [--ports P] [--vcs V] [--depth B] [--flit-width W] [--va-stages S] [--sa-stages S]
-                  [--st-stage S] [--vc-policy P] [--router N]
+                  [--st-stage S] [--link-latency N] [--credit-latency N] [--vc-policy P] [--router N]
                   [--no-wide-luts] [--json]
   pstar fpga sweep [--quick] [--out docs/fpga_sweep] [--only NAMES | --no-build] [--pnr-router R] [--no-wide-luts] [--json]
 
@@ -15,7 +15,7 @@ component (fpga/area.py); `sweep` builds the area/Fmax table of docs/fpga.md (fp
 """
 from __future__ import annotations
 
-from . import Result, add_vc_policy, table
+from . import Result, add_latencies, add_vc_policy, table
 
 
 def _pnr_router(p):
@@ -35,13 +35,14 @@ def _router_options(p):
                    help="switch allocation in one cycle (1, default) or over two: input stage, then output stage (2)")
     p.add_argument("--st-stage", type=int, default=0, metavar="{0,1}",
                    help="1: switch traversal in the cycle after switch allocation (default 0)")
+    add_latencies(p)
     add_vc_policy(p)
 
 
 def _router_options_of(args) -> dict:
     """The options `_router_options` adds, as FpgaConfig fields."""
     return {"va_stages": args.va_stages, "sa_stages": args.sa_stages, "st_stage": args.st_stage,
-            "vc_policy": args.vc_policy}
+            "vc_policy": args.vc_policy, "link_latency": args.link_latency, "credit_latency": args.credit_latency}
 
 
 def _common_build(p):
@@ -123,6 +124,8 @@ def run(args) -> Result:
                 f"{', two-stage VA' if rep['va_stages'] == 2 else ''}"
                 f"{', two-stage SA' if rep['sa_stages'] == 2 else ''}{', ST stage' if rep['st_stage'] else ''}"
                 f"{', turn VC classes' if rep['vc_policy'] == 'turns' else ''}"
+                f"{', link latency %d' % rep['link_latency'] if rep['link_latency'] > 1 else ''}"
+                f"{', credit latency %d' % rep['credit_latency'] if rep['credit_latency'] > 1 else ''}"
                 ", ECP5 cells with the hierarchy kept"
                 f"{'' if rep['wide_luts'] else ', no wide LUTs'}")
         return Result(rep, head + "\n\n" + area_table(rep))
@@ -132,7 +135,8 @@ def run(args) -> Result:
                      id_input=args.id_input, seed=args.seed, pnr_router=args.pnr_router, wide_luts=not args.no_wide_luts, build_dir=args.build_dir)
     rep = build(cfg, progress=not args.quiet, dry_run=args.dry_run)
     keys = ["board", "design", "spec", "routing", "routers", "network_routers", "lanes", "id_input", "ports", "vcs",
-            "depth", "flit_width", "flit_bits", "va_stages", "sa_stages", "st_stage", "vc_policy",
+            "depth", "flit_width", "flit_bits", "va_stages", "sa_stages", "st_stage", "link_latency", "credit_latency",
+            "vc_policy",
             "clock_mhz", "wide_luts", "lut4", "ff", "bram", "dsp", "lutram", "lc", "fmax_mhz", "constraint_mhz", "timing_met", "seconds",
             "build_dir",
             "bitstream", "log"]

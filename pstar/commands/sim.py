@@ -8,7 +8,7 @@ from tqdm import tqdm
 from topologies import build
 from topologies.errors import ParameterError, check_seed
 
-from . import Result, add_vc_policy, table
+from . import Result, add_latencies, add_vc_policy, table
 
 
 def add_common(p):
@@ -29,6 +29,7 @@ def add_common(p):
     p.add_argument("--sa-stages", type=int, default=None,
                    help="switch allocation stages: 1 (default) or 2 (input stage, then output stage)")
     p.add_argument("--st-stage", type=int, default=None, help="1: switch traversal a cycle after SA (default 0)")
+    add_latencies(p)
     p.add_argument("--fail-links", type=float, default=0.0, metavar="F",
                    help="fail this fraction of the links at random (network stays connected); routing is "
                         "recomputed for the damaged network")
@@ -65,7 +66,8 @@ def params_from(args, net):
     kw = {}
     for key, attr in (("depth", "depth"), ("packet_flits", "packet"), ("alloc_iters", "alloc_iters"),
                       ("va_stages", "va_stages"), ("sa_stages", "sa_stages"),
-                      ("st_stage", "st_stage")):
+                      ("st_stage", "st_stage"), ("link_latency", "link_latency"),
+                      ("credit_latency", "credit_latency")):
         if getattr(args, attr) is not None:
             kw[key] = getattr(args, attr)
     vcs = args.vcs if args.vcs is not None else default_vcs(net, args.routing, args.vc_policy)
