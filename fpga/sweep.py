@@ -91,12 +91,26 @@ def run_sweep(quick: bool = False, out: str = "docs/fpga_sweep", only: str | Non
         except ParameterError as e:
             rep = {"error": str(e), "commit": commit}
         rep["name"] = name
-        done[name] = rep
-        path.write_text(json.dumps(done, indent=1, sort_keys=True))
+        done = record(path, name, rep)
     rows = table_rows(pts, done)
     out.with_suffix(".md").write_text(markdown(rows) + "\n")
     plot(rows, out.with_suffix(".png"))
     return rows
+
+
+def record(path: pathlib.Path, name: str, row: dict) -> dict:
+    """Add one finished point to OUT.json and return all of them. The file is read again under a
+    lock just before the write, so sweeps of different points may run at the same time without
+    one dropping the rows the other wrote since it started."""
+    import fcntl
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = json.loads(path.read_text()) if path.exists() else {}
+        done[name] = row
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(done, indent=1, sort_keys=True))
+        tmp.replace(path)
+    return done
 
 
 def _router_size(name: str):
@@ -162,7 +176,8 @@ def markdown(rows: list[dict]) -> str:
             lines.append(f"| {r['name']} | | | | | | | {r['error']} | | | | | | {r.get('commit') or ''} |")
             continue
         tail = (f"{r.get('lut4', '')} | {r.get('ff', '')} | {r.get('bram', '')} | {r.get('lutram', '')} | "
-                f"{r.get('fmax_mhz', '')} | {r.get('pnr_router', 'router1')} | {r.get('commit') or ''} |")
+                f"{r.get('fmax_mhz', '')} | {r.get('pnr_router', 'router1')}{'' if r.get('wide_luts', True) else ', no wide LUTs'} | "
+                f"{r.get('commit') or ''} |")
         if unit:
             kind = "arithmetic" if r["routing"] == "polarstar" else f"table ({r['routing']})"
             rid = "input" if r.get("id_input") else "constant"
@@ -252,4 +267,4 @@ def plot(rows: list[dict], path: pathlib.Path) -> None:
     plt.close(fig)
 
 
-__all__ = ["implied_misfit", "markdown", "points", "run_sweep", "table_rows"]
+__all__ = ["implied_misfit", "markdown", "points", "record", "run_sweep", "table_rows"]

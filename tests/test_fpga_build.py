@@ -241,6 +241,34 @@ def test_sweep_skips_points_a_measured_misfit_implies(tmp_path, monkeypatch):
     assert all(r.get("not_built") and "not built yet" in r["error"] for r in later)
 
 
+def test_sweeps_of_different_points_keep_each_others_rows(tmp_path, monkeypatch):
+    """Two sweeps started from the same OUT.json, building different points: the second to
+    finish keeps the first one's row (the file is read again before each write), and a row built
+    without wide LUTs says so in the table."""
+    import json
+
+    import fpga.sweep as sweep
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"router-P4-V2-B4-W32": {"name": "router-P4-V2-B4-W32", "error": "old"}}))
+    started = []
+
+    def fake_build(cfg, progress=True):
+        if not started:            # the first sweep, mid-build: the second one runs to its end
+            started.append(1)
+            sweep.run_sweep(out=str(tmp_path / "s"), only="router-P4-V2-B8-W32")
+        return {"lut4": 2, "design": cfg.design, "routing": cfg.routing, "ports": cfg.ports, "vcs": cfg.vcs,
+                "depth": cfg.depth, "flit_width": cfg.flit_width, "fmax_mhz": 40.0, "ff": 1,
+                "wide_luts": cfg.wide_luts, "pnr_router": cfg.pnr_router}
+
+    monkeypatch.setattr(sweep, "build", fake_build)
+    monkeypatch.setattr(sweep, "plot", lambda rows, path: None)
+    sweep.run_sweep(out=str(tmp_path / "s"), only="router-P4-V2-B4-W64", pnr_router="router2", wide_luts=False)
+    done = json.loads(path.read_text())
+    assert set(done) == {"router-P4-V2-B4-W32", "router-P4-V2-B8-W32", "router-P4-V2-B4-W64"}
+    table = (tmp_path / "s.md").read_text()
+    assert "| 40.0 | router2, no wide LUTs |" in table and "| 40.0 | router1 |" in table
+
+
 def test_unit_build_to_bitstream(tmp_path):
     """`--design unit --id-input`: the arithmetic PolarStar unit of a 26-router network (5 lanes,
     the id an input) alone, to a bitstream. Measured 602 LUT4; the same top with the id a constant
