@@ -92,7 +92,8 @@ def run_point(net: Network, routing: str = "min", traffic: str = "uniform", load
     total_cycles = sim.cycle
     return {
         "routing": routing, "traffic": traffic, "load": load, "vcs": params.vcs, "depth": params.depth,
-        "packet_flits": L, "endpoints": active, "warmup": warmup, "cycles": cycles, "drain_cycles": drained,
+        "packet_flits": L, "params": params.as_dict(), "endpoints": active, "warmup": warmup, "cycles": cycles,
+        "drain_cycles": drained,
         "offered": round(float(last_measured - first_measured) * L / max(active * cycles, 1), 6),
         "accepted": round((ej1 - ej0) / max(active * cycles, 1), 6),
         "latency_mean": round(float(lat.mean()), 3) if len(lat) else None,

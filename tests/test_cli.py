@@ -93,6 +93,8 @@ def test_sim_link_latency_adds_a_cycle_per_link():
         assert r.returncode == 0, r.stderr
         return json.loads(r.stdout)
     one, two, three = run(1), run(2), run(3)
+    assert [d["params"]["link_latency"] for d in (one, two, three)] == [1, 2, 3]
+    assert two["params"]["credit_latency"] == 1 and two["params"]["va_stages"] == 1
     assert one["hops_mean"] == two["hops_mean"] and one["accepted"] == pytest.approx(two["accepted"], rel=0.02)
     for slow, k in ((two, 1), (three, 2)):
         assert slow["latency_mean"] - one["latency_mean"] == pytest.approx(k * (one["hops_mean"] + 2), abs=0.1 * k)
