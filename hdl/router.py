@@ -327,7 +327,12 @@ class Router(wiring.Component):
                 req_valid[iv], req_o[iv], req_w[iv] = rv, ro, rw
 
         # the requests the VA arbiters see: this cycle's (va_stages = 1) or, registered, last
-        # cycle's (va_stages = 2), dropped if their input VC has since been granted an output VC
+        # cycle's (va_stages = 2), dropped if their input VC has since been granted an output VC.
+        # A request is made only by an unallocated VC, which can only become allocated by this
+        # cycle's grant, so the register drops a request granted in the cycle it is made instead of
+        # masking it with alloc_valid a cycle later: the same requests, one gate fewer in front of
+        # the arbiters (their path ends in the allocation state, the router's longest on ECP5)
+        va_granted = [Signal(name=f"va_granted_{iv // V}_{iv % V}") for iv in range(NV)]
         if prm.va_stages == 2:
             arb_valid, arb_o, arb_w = [], [], []
             for i in range(P):
@@ -336,8 +341,8 @@ class Router(wiring.Component):
                     rv = Signal(name=f"va2_v_{i}_{v}")
                     ro = Signal(ob, name=f"va2_o_{i}_{v}")
                     rw = Signal(wb, name=f"va2_w_{i}_{v}")
-                    m.d.sync += [rv.eq(req_valid[iv]), ro.eq(req_o[iv]), rw.eq(req_w[iv])]
-                    arb_valid.append(rv & ~alloc_valid[i][v])
+                    m.d.sync += [rv.eq(req_valid[iv] & ~va_granted[iv]), ro.eq(req_o[iv]), rw.eq(req_w[iv])]
+                    arb_valid.append(rv)
                     arb_o.append(ro)
                     arb_w.append(rw)
         else:
@@ -363,13 +368,15 @@ class Router(wiring.Component):
                 arb = RoundRobinArbiter(len(cand))
                 m.submodules[f"va_arb_{o}_{w}"] = arb
                 reqs = Cat(*[req_onehot[iv][ov] for iv in cand])
-                if prm.va_stages == 2:           # a request of last cycle: its output VC may be taken
-                    reqs = Mux(busy[o][w], 0, reqs)
+                # a request of last cycle (va_stages = 2): its output VC may be taken since. The
+                # arbiter's answer is then discarded and its pointer kept, exactly as if the requests
+                # were masked, but `busy` meets the arbiter's output, not its input
+                ok = ~busy[o][w] if prm.va_stages == 2 else Const(1, 1)
                 m.d.comb += [arb.requests.eq(reqs),
-                             arb.commit.eq(arb.valid), arb.commit_index.eq(arb.index)]
-                va_set[o][w] = arb.valid
+                             arb.commit.eq(arb.valid & ok), arb.commit_index.eq(arb.index)]
+                va_set[o][w] = arb.valid & ok
                 for k, iv in enumerate(cand):
-                    va_grant[iv, o, w] = arb.grant[k]
+                    va_grant[iv, o, w] = arb.grant[k] & ok
         # per input VC, the grant bits over the output VCs it can hold: its next output VC one-hot
         # (an input VC requests one output VC, so at most one bit is set)
         va_won = [Cat(*[va_grant[iv, o, w] for o, w in ovcs_of[iv]]) for iv in range(NV)]
@@ -575,7 +582,7 @@ class Router(wiring.Component):
                 m.d.comb += buf.pop_vc.eq(pv)
             for v in range(V):
                 iv = i * V + v
-                g = Signal(name=f"va_granted_{i}_{v}")
+                g = va_granted[iv]
                 m.d.comb += g.eq(va_won[iv].any())
                 with m.If(g):
                     m.d.sync += [alloc_valid[i][v].eq(1), alloc_w[i][v].eq(arb_w[iv]),
