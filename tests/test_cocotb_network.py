@@ -109,6 +109,23 @@ def test_network_lockstep_turn_classes(tmp_path):
           f"flits; build {meta['elaborate_s']} s elaborate + {meta['verilator_s']} s Verilator")
 
 
+def test_network_lockstep_registered_links(tmp_path):
+    """Link and credit latency 2 (a register on every link, `--link-latency 2 --credit-latency 2`
+    of the FPGA build) with the pipelined router and 2 turn VCs, the 26-router network near
+    saturation: every flit as the model delivers it, cycle for cycle."""
+    load = 0.45
+    results, report, meta, model = lockstep(PS26, "min", 2, load, CYCLES // 4, tmp=tmp_path, vc_policy="turns",
+                                            va_stages=2, sa_stages=2, st_stage=1, link_latency=2, credit_latency=2)
+    assert results and all(r["passed"] for r in results), (results, report)
+    assert report["mismatch"] is None
+    assert model.params.link_latency == model.params.credit_latency == 2
+    trace = model.trace[:model.trace_len[0]]
+    assert report["ejected"] == report["expected"] == int((trace[:, 0] <= CYCLES // 4).sum())
+    assert report["ejected"] > 0.5 * load * (CYCLES // 4) * model.net.num_endpoints
+    print(f"\nregistered links, {model.net.num_routers} routers: {report['cycles']} cycles, {report['ejected']} flits; "
+          f"build {meta['elaborate_s']} s elaborate + {meta['verilator_s']} s Verilator")
+
+
 def test_mismatch_report_names_first_divergence(tmp_path):
     """Move one flit of the model's trace a cycle later: the report must name that cycle and flit."""
     k = 500

@@ -37,15 +37,19 @@ from sim.params import RouterParams
 from topologies import build
 
 
+# RouterParams options a build name records (the defaults leave names, and so cached builds, as they were)
+NAME_TAGS = (("va_stages", 2, "-va2"), ("sa_stages", 2, "-sa2"), ("st_stage", 1, "-st"))
+
+
 def network_build(spec: str, routing: str, vcs: int, fail: float = 0.0, seed: int = 1, routing_obj=None,
-                  name=None, exe=None, netlist: bool = False, va_stages: int = 1, st_stage: int = 0, sa_stages: int = 1,
-                  vc_policy: str = "hops"):
+                  name=None, exe=None, netlist: bool = False, vc_policy: str = "hops", **options):
     """(build meta, NetworkTop plan, endpoint/load config) for the network's RTL; a cocotb build,
     or with `exe` (see `harness.build`; a callable gets the plan) a plain Verilator executable:
     of the network top (`network_verilog`), or with `netlist=True` of the router module alone,
-    for a main that wires the routers itself (netlist_main.cpp)."""
+    for a main that wires the routers itself (netlist_main.cpp). `options`: other RouterParams
+    fields (va_stages, sa_stages, st_stage, link_latency, credit_latency)."""
     net = build(spec)
-    params = RouterParams(vcs=vcs, va_stages=va_stages, st_stage=st_stage, sa_stages=sa_stages)
+    params = RouterParams(vcs=vcs, **options)
     if routing_obj is None:
         model_net = net.without_links(fraction=fail, seed=seed) if fail else net
         kw = {"buffer_depth": params.depth} if routing == "polarized" else {}
@@ -54,8 +58,12 @@ def network_build(spec: str, routing: str, vcs: int, fail: float = 0.0, seed: in
     shared = routing_obj.vc_policy.name == "hops"
     top = plan(net, routing, params, routing_obj=routing_obj)
     key = f"{spec}|{routing}|{params}|C={top.C}" + ("" if shared else f"|{routing_obj.vc_policy.name}")
-    name = name or (f"net-{net.num_routers}-{routing}-v{vcs}" + ("-va2" if va_stages == 2 else "")
-                    + ("-sa2" if sa_stages == 2 else "") + ("-st" if st_stage else "") + ("" if shared else "-turns"))
+    name = name or (f"net-{net.num_routers}-{routing}-v{vcs}"
+                    + "".join(tag for key, value, tag in NAME_TAGS if getattr(params, key) == value)
+                    + "".join(f"-{short}{getattr(params, key)}" for key, short in (("link_latency", "ll"),
+                                                                                   ("credit_latency", "cl"))
+                              if getattr(params, key) != 1)
+                    + ("" if shared else "-turns"))
     K = exception_entries(routing_obj)
     if K or len(routing_obj.net.attrs.get("failed_links", ())):
         key += f"|K={K}"
@@ -92,13 +100,13 @@ def network_build(spec: str, routing: str, vcs: int, fail: float = 0.0, seed: in
 
 
 def lockstep(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: int = 1, tmp=None, name=None,
-             tamper=None, fail: float = 0.0, garbage=None, va_stages: int = 1, st_stage: int = 0, sa_stages: int = 1,
-             vc_policy: str = "hops"):
+             tamper=None, fail: float = 0.0, garbage=None, vc_policy: str = "hops", **options):
     """`tamper(trace) -> trace` alters the model's trace before the comparison (to test the report).
-    `garbage`: (endpoints, cycles, kinds) for `NetworkSim.add_garbage`, or None."""
+    `garbage`: (endpoints, cycles, kinds) for `NetworkSim.add_garbage`, or None. `options`: other
+    RouterParams fields, for the model and the RTL alike."""
     net = build(spec)
     model_net = net.without_links(fraction=fail, seed=seed) if fail else net
-    params = RouterParams(vcs=vcs, va_stages=va_stages, st_stage=st_stage, sa_stages=sa_stages)
+    params = RouterParams(vcs=vcs, **options)
     model = NetworkSim(model_net, routing, params, "uniform", load, seed=seed,
                        trace=4 * cycles * net.num_endpoints + 16, vc_policy=vc_policy)
     if garbage is not None:
@@ -107,7 +115,7 @@ def lockstep(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: 
     g = model.garbage()
     pk = model.packets()
     meta, top, cfg = network_build(spec, routing, vcs, fail, seed, routing_obj=model.routing, name=name,
-                                   va_stages=va_stages, st_stage=st_stage, sa_stages=sa_stages, vc_policy=vc_policy)
+                                   vc_policy=vc_policy, **options)
     cfg["cycles"] = cycles
     cfg["dropped"] = model.dropped
     tmp = pathlib.Path(tmp or tempfile.mkdtemp(prefix="lockstep-"))
