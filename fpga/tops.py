@@ -64,6 +64,16 @@ def _check_common(net, params, seeds, count):
     return seeds
 
 
+def registered_flit(m: Module, flit, name: str):
+    """(valid, flit) of the stream `flit` one cycle later, from flip-flops: where a router's flit
+    output (combinational from its registers) meets checker or sink logic, so that logic starts at
+    a register and a build times the router, not the harness."""
+    v = Signal(name=f"{name}_valid")
+    d = Signal(len(flit.payload.as_value()), name=f"{name}_flit")
+    m.d.sync += [v.eq(flit.valid), d.eq(flit.payload.as_value())]
+    return v, d
+
+
 class _TrafficTop(wiring.Component):
     """What both tops share: UART, status block, counters to the report, LEDs."""
 
@@ -160,10 +170,8 @@ class NetworkTrafficTop(_TrafficTop):
             wiring.connect(m, g.flit, top.inject[e])
             m.d.comb += [g.credit.valid.eq(top.credit[e].valid), g.credit.payload.eq(top.credit[e].payload)]
             # an ejected flit is registered before its checker, as RouterTrafficTop registers the
-            # router's outputs: the checker's logic then starts at a flip-flop, not inside a router
-            v = Signal(name=f"eject{e}_valid")
-            d = Signal(len(top.eject[e].payload.as_value()), name=f"eject{e}_flit")
-            m.d.sync += [v.eq(top.eject[e].valid), d.eq(top.eject[e].payload.as_value())]
+            # router's outputs
+            v, d = registered_flit(m, top.eject[e], f"eject{e}")
             m.d.comb += [c.flit.valid.eq(v), c.flit.payload.eq(d)]
             activity = activity | v
         self._wire_common(m, top.dropped, activity)
@@ -276,10 +284,7 @@ class RouterTrafficTop(_TrafficTop):
         # The router's flit outputs are combinational from its registers (the contract's one-cycle
         # link): in a network they end in the next router's input register, so they do here too,
         # before any checker or sink logic, and the build times the router, not the harness.
-        out_v = [Signal(name=f"out{i}_valid") for i in range(self.P)]
-        out_d = [Signal(len(rt.flit_out[i].payload.as_value()), name=f"out{i}_flit") for i in range(self.P)]
-        for i in range(self.P):
-            m.d.sync += [out_v[i].eq(rt.flit_out[i].valid), out_d[i].eq(rt.flit_out[i].payload.as_value())]
+        out_v, out_d = zip(*[registered_flit(m, rt.flit_out[i], f"out{i}") for i in range(self.P)])
         for i in range(self.P):
             g, c = self.generators[i], self.checkers[i]
             if g is not None:
