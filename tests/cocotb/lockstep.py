@@ -33,12 +33,13 @@ from hdl.routing_units import exception_entries
 from routing_logic.registry import make_routing
 from sim.flit import bits_for
 from sim.network_sim import NetworkSim
-from sim.params import RouterParams
+from sim.params import DEFAULTS, RouterParams
 from topologies import build
 
 
-# RouterParams options a build name records (the defaults leave names, and so cached builds, as they were)
-NAME_TAGS = (("va_stages", 2, "-va2"), ("sa_stages", 2, "-sa2"), ("st_stage", 1, "-st"))
+# RouterParams options a build name records as -{tag}{value} when not at their default
+NAME_TAGS = (("va_stages", "va"), ("sa_stages", "sa"), ("st_stage", "st"), ("link_latency", "ll"),
+             ("credit_latency", "cl"))
 
 
 def network_build(spec: str, routing: str, vcs: int, fail: float = 0.0, seed: int = 1, routing_obj=None,
@@ -59,10 +60,8 @@ def network_build(spec: str, routing: str, vcs: int, fail: float = 0.0, seed: in
     top = plan(net, routing, params, routing_obj=routing_obj)
     key = f"{spec}|{routing}|{params}|C={top.C}" + ("" if shared else f"|{routing_obj.vc_policy.name}")
     name = name or (f"net-{net.num_routers}-{routing}-v{vcs}"
-                    + "".join(tag for key, value, tag in NAME_TAGS if getattr(params, key) == value)
-                    + "".join(f"-{short}{getattr(params, key)}" for key, short in (("link_latency", "ll"),
-                                                                                   ("credit_latency", "cl"))
-                              if getattr(params, key) != 1)
+                    + "".join(f"-{tag}{getattr(params, key)}" for key, tag in NAME_TAGS
+                              if getattr(params, key) != DEFAULTS[key])
                     + ("" if shared else "-turns"))
     K = exception_entries(routing_obj)
     if K or len(routing_obj.net.attrs.get("failed_links", ())):
