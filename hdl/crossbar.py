@@ -5,11 +5,18 @@ component of its own so that synthesis reports (`pstar fpga area`) show what it 
 A flit reaches the crossbar in two parts (hdl/buffer.py): the fields the allocators read from every
 VC's front (`FRONT_FIELDS`), which the router selects at the VC the switch allocator chose, and
 the rest, the body, which the input buffer reads at that VC. With `st_stage = 1` both arrive a
-cycle after switch allocation (registered front, synchronous body read), and so does `src`.
+cycle after switch allocation (registered front, synchronous body read), and so does `sel`.
+
+Each output selects its input one-hot (the switch allocator's output arbiters grant one-hot): an
+AND-OR of P terms per bit, which maps to about half the LUT4s of a P:1 multiplexer indexed by a
+binary port number (docs/fpga.md, "Crossbar").
 """
 from __future__ import annotations
 
-from amaranth.hdl import Array, Module, Signal
+from functools import reduce
+from operator import or_
+
+from amaranth.hdl import Module, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -33,21 +40,21 @@ class Crossbar(wiring.Component):
     front[i]    In   the front fields of the flit input port i sends
     body[i]     In   the body of that flit
     vc[i]       In   the output VC that flit's input VC holds
-    src[o]      In   the input port output o takes
-    out_flit[o] Out  the flit of input port src[o]
-    out_vc[o]   Out  vc[src[o]]
+    sel[o]      In   the input port output o takes, one-hot (P bits; all 0: an idle output)
+    out_flit[o] Out  the flit of the input port sel[o] names (0 when idle)
+    out_vc[o]   Out  that input port's vc
     """
 
     def __init__(self, ports: int, vcs: int, layout: data.StructLayout):
         self.P, self.V = ports, vcs
         self.layout = layout
         self.front_layout, self.body_layout = split_layout(layout)
-        wb, ob = bits_for(vcs), bits_for(ports)
+        wb = bits_for(vcs)
         super().__init__({
             "front": In(self.front_layout).array(ports),
             "body": In(self.body_layout).array(ports),
             "vc": In(wb).array(ports),
-            "src": In(ob).array(ports),
+            "sel": In(ports).array(ports),
             "out_flit": Out(layout).array(ports),
             "out_vc": Out(wb).array(ports),
         })
@@ -62,10 +69,13 @@ class Crossbar(wiring.Component):
             for name, _ in self.body_layout:
                 m.d.comb += getattr(fl, name).eq(getattr(self.body[i], name))
             flits.append(fl)
+        def pick(sel, values):
+            return reduce(or_, [v & sel[i].replicate(len(v)) for i, v in enumerate(values)])
+
         for o in range(self.P):
-            src = self.src[o]
-            m.d.comb += [self.out_flit[o].eq(Array(f.as_value() for f in flits)[src]),
-                         self.out_vc[o].eq(Array(self.vc)[src])]
+            sel = self.sel[o]
+            m.d.comb += [self.out_flit[o].eq(pick(sel, [f.as_value() for f in flits])),
+                         self.out_vc[o].eq(pick(sel, list(self.vc)))]
         return m
 
 

@@ -436,6 +436,7 @@ class Router(wiring.Component):
         sent_oh = [Const(0, V)] * P      # the input VC that sent, one-hot
         out_valid = [Const(0, 1)] * P
         out_src = [Const(0, ob)] * P
+        out_sel = [Const(0, P)] * P        # out_src one-hot: the crossbar's select
         for it in range(prm.alloc_iters):
             choice_g, choice_port = [], []
             for i in range(P):
@@ -477,8 +478,12 @@ class Router(wiring.Component):
                     granted[i] = granted[i] | pick.grant[i]
                 ov_ = Signal(name=f"sa{it}_out_valid_{o}")
                 os_ = Signal(ob, name=f"sa{it}_out_src_{o}")
-                m.d.comb += [ov_.eq(out_valid[o] | pick.valid), os_.eq(Mux(pick.valid, pick.index, out_src[o]))]
-                new_out.append((ov_, os_, pick.valid))
+                sel_ = Signal(P, name=f"sa{it}_out_sel_{o}")
+                # an output granted in an earlier iteration gets no requests in this one, so at
+                # most one iteration's grant is set
+                m.d.comb += [ov_.eq(out_valid[o] | pick.valid), os_.eq(Mux(pick.valid, pick.index, out_src[o])),
+                             sel_.eq(out_sel[o] | pick.grant)]
+                new_out.append((ov_, os_, pick.valid, sel_))
             for i in range(P):
                 s_ = Signal(name=f"sa{it}_sent_{i}")
                 so = Signal(V, name=f"sa{it}_sent_oh_{i}")
@@ -490,6 +495,7 @@ class Router(wiring.Component):
             in_done, out_done = in_done_n, out_done_n
             out_valid = [x[0] for x in new_out]
             out_src = [x[1] for x in new_out]
+            out_sel = [x[3] for x in new_out]
         sent_v = [one_hot_index(m, sent_oh[i], V) if V > 1 else Const(0, wb) for i in range(P)]
         for i in range(P):
             m.d.comb += [in_arb[i].commit.eq(sent[i]), in_arb[i].commit_index.eq(sent_v[i])]
@@ -537,7 +543,7 @@ class Router(wiring.Component):
                          xbar.body[i].eq(bufs[i].rd_body)]
         for o in range(P):
             fl = xbar.out_flit[o]
-            m.d.comb += xbar.src[o].eq(stage(out_src[o], f"src_{o}"))
+            m.d.comb += xbar.sel[o].eq(stage(out_sel[o], f"sel_{o}"))
             out = self.flit_out[o].payload
             m.d.comb += [out.eq(fl), out.vc.eq(xbar.out_vc[o]),
                          self.flit_out[o].valid.eq(stage(out_valid[o], f"valid_{o}"))]
