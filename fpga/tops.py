@@ -33,6 +33,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from hdl.checks import quiet_on_error
+from hdl.delay import delay_line
 from hdl.network import NetworkTop, plan
 from hdl.router import credit_signature, flit_signature
 from sim.params import RouterParams
@@ -68,10 +69,7 @@ def registered_flit(m: Module, flit, name: str):
     """(valid, flit) of the stream `flit` one cycle later, from flip-flops: where a router's flit
     output (combinational from its registers) meets checker or sink logic, so that logic starts at
     a register and a build times the router, not the harness."""
-    v = Signal(name=f"{name}_valid")
-    d = Signal(len(flit.payload.as_value()), name=f"{name}_flit")
-    m.d.sync += [v.eq(flit.valid), d.eq(flit.payload.as_value())]
-    return v, d
+    return delay_line(m, flit.valid, flit.payload.as_value(), 1, name)
 
 
 class _TrafficTop(wiring.Component):

@@ -40,6 +40,7 @@ from topologies.errors import ParameterError
 from topologies.network import Network
 
 from .checks import quiet_on_error
+from .delay import delay_line
 from .router import Router, credit_signature, flit_signature, vc_classes_for
 from .routing_units import UNITS, make_unit
 from .verilog_out import ports_of, to_verilog
@@ -161,13 +162,6 @@ class NetworkTop(wiring.Component):
                     continue
                 sig[r, name] = Signal(len(proto_sig), name=f"r{r}__{name}")
 
-        def delay(valid, payload, stages, name):
-            for k in range(stages):
-                v2, d2 = Signal(name=f"{name}_v{k}"), Signal(len(payload), name=f"{name}_d{k}")
-                m.d.sync += [v2.eq(valid), d2.eq(payload)]
-                valid, payload = v2, d2
-            return valid, payload
-
         for r in range(n):
             for k in range(R):
                 r2, k2 = (int(x) for x in links[r, k])
@@ -184,10 +178,10 @@ class NetworkTop(wiring.Component):
                     e = int(self.ep_first[r]) + k
                     m.d.comb += [sig[r, f"flit_in__{port}__valid"].eq(self.inject[e].valid),
                                  sig[r, f"flit_in__{port}__payload"].eq(self.inject[e].payload)]
-                    ev, ed = delay(sig[r, f"flit_out__{port}__valid"], sig[r, f"flit_out__{port}__payload"],
-                                   prm.link_latency - 1, f"ej{e}")
-                    cv, cd = delay(sig[r, f"credit_out__{port}__valid"], sig[r, f"credit_out__{port}__payload"],
-                                   prm.credit_latency - 1, f"cr{e}")
+                    ev, ed = delay_line(m, sig[r, f"flit_out__{port}__valid"], sig[r, f"flit_out__{port}__payload"],
+                                        prm.link_latency - 1, f"ej{e}")
+                    cv, cd = delay_line(m, sig[r, f"credit_out__{port}__valid"], sig[r, f"credit_out__{port}__payload"],
+                                        prm.credit_latency - 1, f"cr{e}")
                     m.d.comb += [self.eject[e].valid.eq(ev), self.eject[e].payload.eq(ed),
                                  self.credit[e].valid.eq(cv), self.credit[e].payload.eq(cd)]
             if self.loadable:

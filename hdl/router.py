@@ -43,6 +43,7 @@ from .arbiter import RoundRobinArbiter, RoundRobinPick, lowest_set_bit, one_hot_
 from .buffer import VCBuffer
 from .checks import quiet_on_error
 from .crossbar import Crossbar, split_layout
+from .delay import delay_line
 from .routing_units import RoutingUnit
 
 FLIT_FIELDS = ("head", "tail", "vc", "src", "src_ep", "dst", "dst_ep", "hops", "inter", "phase", "seq",
@@ -186,18 +187,10 @@ class Router(wiring.Component):
         entry = data.StructLayout(entry_fields)
 
         # ---- link inputs (latency - 1 registers) -----------------------------------------
-        def delayed(valid, payload, shape, stages, name):
-            for k in range(stages):
-                v2 = Signal(name=f"{name}_v{k}")
-                d2 = Signal(shape, name=f"{name}_d{k}")
-                m.d.sync += [v2.eq(valid), d2.eq(payload)]
-                valid, payload = v2, d2
-            return valid, payload
-
-        fin = [delayed(self.flit_in[i].valid, self.flit_in[i].payload, self.layout, prm.link_latency - 1,
-                       f"fin{i}") for i in range(P)]
-        cin = [delayed(self.credit_in[o].valid, self.credit_in[o].payload, bits_for(V), prm.credit_latency - 1,
-                       f"cin{o}") for o in range(R)]
+        fin = [delay_line(m, self.flit_in[i].valid, self.flit_in[i].payload, prm.link_latency - 1, f"fin{i}",
+                          shape=self.layout) for i in range(P)]
+        cin = [delay_line(m, self.credit_in[o].valid, self.credit_in[o].payload, prm.credit_latency - 1, f"cin{o}")
+               for o in range(R)]
 
         # ---- route computation at arrival, input buffers ----------------------------------
         bufs = []
