@@ -44,6 +44,7 @@ from .buffer import VCBuffer
 from .checks import quiet_on_error
 from .crossbar import Crossbar, split_layout
 from .delay import delay_line
+from .gf import index2
 from .routing_units import RoutingUnit
 
 FLIT_FIELDS = ("head", "tail", "vc", "src", "src_ep", "dst", "dst_ep", "hops", "inter", "phase", "seq",
@@ -325,36 +326,41 @@ class Router(wiring.Component):
         # masking it with alloc_valid a cycle later: the same requests, one gate fewer in front of
         # the arbiters (their path ends in the allocation state, the router's longest on ECP5)
         va_granted = [Signal(name=f"va_granted_{iv // V}_{iv % V}") for iv in range(NV)]
+        if prm.va_stages == 2:
+            arb_valid, arb_o, arb_w = [], [], []
+            for i in range(P):
+                for v in range(V):
+                    iv = i * V + v
+                    rv = Signal(name=f"va2_v_{i}_{v}")
+                    ro = Signal(ob, name=f"va2_o_{i}_{v}")
+                    rw = Signal(wb, name=f"va2_w_{i}_{v}")
+                    m.d.sync += [rv.eq(req_valid[iv] & ~va_granted[iv]), ro.eq(req_o[iv]), rw.eq(req_w[iv])]
+                    arb_valid.append(rv)
+                    arb_o.append(ro)
+                    arb_w.append(rw)
+        else:
+            arb_valid, arb_o, arb_w = req_valid, req_o, req_w
+        # requests decoded to output VCs; one round-robin arbiter per output VC over the input VCs
+        # that can ask for it
+        req_onehot = []
+        for iv in range(NV):
+            s = Signal(NV, name=f"req_oh_{iv}")
+            m.d.comb += s.eq(Mux(arb_valid[iv], Const(1, NV) << index2(arb_o[iv], arb_w[iv], V), 0))
+            req_onehot.append(s)
+        va_set = [[None] * V for _ in range(P)]
         # the output VCs input VC iv can hold: every local one, and the network ones of the class of
         # its hop through that output
         ovcs_of = [[(o, w) for o in range(P) for w in range(V) if o >= R or next_class(iv, o) == cls_of[w]]
                    for iv in range(NV)]
-        # each request decoded to a one-hot vector over ovcs_of[iv]; with va_stages = 2 that vector
-        # is what the stage register holds, so the arbiters read their requests straight from
-        # flip-flops (the decode was two LUT levels of the target router's critical path)
-        req_onehot = []
-        arb_w = []
-        for iv in range(NV):
-            now = Signal(len(ovcs_of[iv]), name=f"req_oh_{iv // V}_{iv % V}")
-            m.d.comb += now.eq(Cat(*[req_valid[iv] & (req_o[iv] == o) & (req_w[iv] == w) for o, w in ovcs_of[iv]]))
-            if prm.va_stages == 2:
-                held = Signal.like(now, name=f"va2_oh_{iv // V}_{iv % V}")
-                rw = Signal(wb, name=f"va2_w_{iv // V}_{iv % V}")
-                m.d.sync += [held.eq(Mux(va_granted[iv], 0, now)), rw.eq(req_w[iv])]
-                now = held
-            else:
-                rw = req_w[iv]
-            req_onehot.append(now)
-            arb_w.append(rw)
-        va_set = [[None] * V for _ in range(P)]
         va_grant = {}                    # (iv, o, w) -> arbiter (o, w) grants iv this cycle
         for o in range(P):
             for w in range(V):
+                ov = o * V + w
                 # the arbiter spans the input VCs that can hold (o, w)
                 cand = [iv for iv in range(NV) if (o, w) in ovcs_of[iv]]
                 arb = RoundRobinArbiter(len(cand))
                 m.submodules[f"va_arb_{o}_{w}"] = arb
-                reqs = Cat(*[req_onehot[iv][ovcs_of[iv].index((o, w))] for iv in cand])
+                reqs = Cat(*[req_onehot[iv][ov] for iv in cand])
                 # a request of last cycle (va_stages = 2): its output VC may be taken since. The
                 # arbiter's answer is then discarded and its pointer kept, exactly as if the requests
                 # were masked, but `busy` meets the arbiter's output, not its input
