@@ -6,9 +6,6 @@
 grant (`commit = valid`, `commit_index = index`); the switch allocator's input stage commits only
 when the chosen VC actually sent a flit. `RoundRobinPick` is the combinational part alone, for the
 extra iterations of the switch allocator, which reuse the pointer of the first.
-
-The arbiter also keeps the pointer as a thermometer mask (bit j set iff j >= ptr), updated with
-it, so a pick does not decode the pointer on its way from requests to grant (`from_mask`).
 """
 from __future__ import annotations
 
@@ -48,24 +45,15 @@ def lowest_set_bit(value, n: int):
     return value & ~below
 
 
-def thermometer(n: int, ptr):
-    """The n-bit mask of the indices at or after `ptr` (bit j set iff j >= ptr)."""
-    return (Const((1 << n) - 1, n) << ptr)[:n]
-
-
 class RoundRobinPick(wiring.Component):
-    """Combinational round-robin choice: first set bit of `requests` at or after `ptr` (cyclic).
+    """Combinational round-robin choice: first set bit of `requests` at or after `ptr` (cyclic)."""
 
-    from_mask=True: the pointer comes as its thermometer mask (`mask` input, `thermometer(n,
-    ptr)`) instead of `ptr`."""
-
-    def __init__(self, n: int, from_mask: bool = False):
+    def __init__(self, n: int):
         _check_n(n)
         self.n = n
-        self.from_mask = bool(from_mask)
         super().__init__({
             "requests": In(n),
-            **({"mask": In(n)} if self.from_mask else {"ptr": In(range(n))}),
+            "ptr": In(range(n)),
             "grant": Out(n),          # one-hot
             "index": Out(range(n)),
             "valid": Out(1),
@@ -78,7 +66,7 @@ class RoundRobinPick(wiring.Component):
             m.d.comb += [self.grant.eq(self.requests), self.valid.eq(self.requests), self.index.eq(0)]
             return m
         at_or_after = Signal(n)
-        m.d.comb += at_or_after.eq(self.mask if self.from_mask else thermometer(n, self.ptr))
+        m.d.comb += at_or_after.eq(Const((1 << n) - 1, n) << self.ptr)
         high = Signal(n)
         m.d.comb += high.eq(self.requests & at_or_after)
         # the first requester at or after ptr, else the first one: both lowest-bit trees run in
@@ -92,8 +80,7 @@ class RoundRobinPick(wiring.Component):
 
 
 class RoundRobinArbiter(wiring.Component):
-    """`RoundRobinPick` plus its pointer register; `ptr` and its thermometer `mask` (a register
-    of its own, equal to `thermometer(n, ptr)` at all times) are exported for extra pick stages."""
+    """`RoundRobinPick` plus its pointer register; `ptr` is exported for extra pick stages."""
 
     def __init__(self, n: int):
         _check_n(n)
@@ -106,23 +93,18 @@ class RoundRobinArbiter(wiring.Component):
             "commit": In(1),
             "commit_index": In(range(n)),
             "ptr": Out(range(n)),
-            "mask": Out(n, init=(1 << n) - 1),
         })
 
     def elaborate(self, platform):
         m = Module()
         n = self.n
-        m.submodules.pick = pick = RoundRobinPick(n, from_mask=True)
-        m.d.comb += [pick.requests.eq(self.requests), pick.mask.eq(self.mask),
+        m.submodules.pick = pick = RoundRobinPick(n)
+        m.d.comb += [pick.requests.eq(self.requests), pick.ptr.eq(self.ptr),
                      self.grant.eq(pick.grant), self.index.eq(pick.index), self.valid.eq(pick.valid)]
         if n > 1:
             with m.If(self.commit):
-                last = self.commit_index == n - 1
-                m.d.sync += [self.ptr.eq(Mux(last, 0, self.commit_index + 1)),
-                             # bits above commit_index; all of them after the last index
-                             self.mask.eq(Mux(last, (1 << n) - 1,
-                                              Cat(*[self.commit_index < j for j in range(n)])))]
+                m.d.sync += self.ptr.eq(Mux(self.commit_index == n - 1, 0, self.commit_index + 1))
         return m
 
 
-__all__ = ["RoundRobinArbiter", "RoundRobinPick", "lowest_set_bit", "one_hot_index", "thermometer"]
+__all__ = ["RoundRobinArbiter", "RoundRobinPick", "lowest_set_bit", "one_hot_index"]

@@ -439,9 +439,9 @@ class Router(wiring.Component):
                 if it == 0:
                     pick = in_arb[i]
                 else:
-                    pick = RoundRobinPick(V, from_mask=True)
+                    pick = RoundRobinPick(V)
                     m.submodules[f"sa{it}_inpick_{i}"] = pick
-                    m.d.comb += pick.mask.eq(in_arb[i].mask)
+                    m.d.comb += pick.ptr.eq(in_arb[i].ptr)
                 m.d.comb += pick.requests.eq(reqs)
                 cp = Signal(P, name=f"sa{it}_in_port_{i}")      # the chosen VC's output port, one-hot
                 m.d.comb += cp.eq(Cat(*[Cat(*[pick.grant[v] & port_oh[i * V + v][o] for v in range(V)]).any()
@@ -463,9 +463,9 @@ class Router(wiring.Component):
                 if it == 0:
                     pick = out_arb[o]
                 else:
-                    pick = RoundRobinPick(P, from_mask=True)
+                    pick = RoundRobinPick(P)
                     m.submodules[f"sa{it}_outpick_{o}"] = pick
-                    m.d.comb += pick.mask.eq(out_arb[o].mask)
+                    m.d.comb += pick.ptr.eq(out_arb[o].ptr)
                 m.d.comb += pick.requests.eq(reqs)
                 for i in range(P):
                     granted[i] = granted[i] | pick.grant[i]

@@ -16,7 +16,6 @@ from hdl.formal.runner import prove
 # head/tail/count combination of 2 VCs x 3 entries (one write per cycle).
 PROOFS = [
     ("round_robin_pick", lambda: pick_harness(5), "prove", 2),
-    ("round_robin_pick_from_mask", lambda: pick_harness(5, from_mask=True), "prove", 2),
     ("round_robin_arbiter_fairness", lambda: arbiter_harness(4), "prove", 8),
     ("vc_fifo_order_no_overflow", lambda: fifo_harness(2, 3, 2), "bmc", 12),
     # a whole router (2 VCs, 2-flit buffers, 2-flit packets) of a 4-router ring with one endpoint:

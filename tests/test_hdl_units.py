@@ -45,20 +45,16 @@ def run(dut, tb, clock=True):
     sim.run()
 
 
-@pytest.mark.parametrize("from_mask", [False, True])
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 20])
-def test_round_robin_pick_all_inputs(n, from_mask):
-    dut = RoundRobinPick(n, from_mask=from_mask)
+def test_round_robin_pick_all_inputs(n):
+    dut = RoundRobinPick(n)
     cases = [(req, ptr) for req in range(1 << n) for ptr in range(n)] if n <= 8 else \
         [(random.Random(k).getrandbits(n), k % n) for k in range(2000)]
 
     async def tb(ctx):
         for req, ptr in cases:
             ctx.set(dut.requests, req)
-            if from_mask:
-                ctx.set(dut.mask, ((1 << n) - 1) & ~((1 << ptr) - 1))
-            else:
-                ctx.set(dut.ptr, ptr)
+            ctx.set(dut.ptr, ptr)
             ref = RefArbiter(n)
             ref.ptr = ptr
             want = ref.pick(req)
@@ -94,7 +90,6 @@ def test_round_robin_arbiter_pointer_rules(n, rule):
             if commit:
                 ref.commit(want)
             assert ctx.get(dut.ptr) == ref.ptr
-            assert ctx.get(dut.mask) == ((1 << n) - 1) & ~((1 << ref.ptr) - 1)
 
     run(dut, tb)
 

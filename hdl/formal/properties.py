@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from amaranth.hdl import Assert, Assume, Module, Mux, Signal
 
-from ..arbiter import RoundRobinArbiter, RoundRobinPick, thermometer
+from ..arbiter import RoundRobinArbiter, RoundRobinPick
 from ..buffer import VCBuffer
 
 
@@ -56,13 +56,11 @@ def _onehot_or_zero(x):
     return (x & (x - 1)) == 0
 
 
-def pick_harness(n: int = 5, from_mask: bool = False):
-    """from_mask: the pick takes the pointer as its thermometer mask (`RoundRobinArbiter`'s)."""
+def pick_harness(n: int = 5):
     m = Module()
-    m.submodules.dut = dut = RoundRobinPick(n, from_mask=from_mask)
+    m.submodules.dut = dut = RoundRobinPick(n)
     req, ptr = Signal(n), Signal(range(n))
-    m.d.comb += [dut.requests.eq(req), Assume(ptr < n)]
-    m.d.comb += dut.mask.eq(thermometer(n, ptr)) if from_mask else dut.ptr.eq(ptr)
+    m.d.comb += [dut.requests.eq(req), dut.ptr.eq(ptr), Assume(ptr < n)]
     m.d.comb += [Assert(_onehot_or_zero(dut.grant)), Assert((dut.grant & ~req) == 0),
                  Assert(dut.valid == req.any()), Assert((dut.grant != 0) == req.any())]
     for i in range(n):                       # the grant is the first requester at or after ptr (cyclic)
@@ -82,8 +80,7 @@ def arbiter_harness(n: int = 4, commit: bool = True):
     req = Signal(n)
     m.d.comb += [dut.requests.eq(req), dut.commit.eq(dut.valid if commit else 0), dut.commit_index.eq(dut.index)]
     m.d.comb += [Assert(_onehot_or_zero(dut.grant)), Assert((dut.grant & ~req) == 0),
-                 Assert(dut.valid == req.any()), Assert(dut.ptr < n),
-                 Assert(dut.mask == thermometer(n, dut.ptr))]
+                 Assert(dut.valid == req.any()), Assert(dut.ptr < n)]
     for i in range(n):                       # cycles requester i has waited while asserted
         wait = Signal(range(n + 1), name=f"wait{i}")
         with m.If(req[i] & ~dut.grant[i]):
