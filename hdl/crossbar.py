@@ -8,8 +8,10 @@ the rest, the body, which the input buffer reads at that VC. With `st_stage = 1`
 cycle after switch allocation (registered front, synchronous body read), and so does `sel`.
 
 Each output selects its input one-hot (the switch allocator's output arbiters grant one-hot): an
-AND-OR of P terms per bit, which maps to about half the LUT4s of a P:1 multiplexer indexed by a
-binary port number (docs/fpga.md, "Crossbar").
+AND-OR of P terms per bit. Against a P:1 multiplexer indexed by a binary port number that is 41 %
+fewer LUT sites for the crossbar alone at P = 5, and 9 % fewer for the whole flattened router with
+`st_stage = 1`, whose registered binary select Yosys could not see through (docs/fpga.md,
+"One-hot crossbar select").
 """
 from __future__ import annotations
 
@@ -69,6 +71,7 @@ class Crossbar(wiring.Component):
             for name, _ in self.body_layout:
                 m.d.comb += getattr(fl, name).eq(getattr(self.body[i], name))
             flits.append(fl)
+
         def pick(sel, values):
             return reduce(or_, [v & sel[i].replicate(len(v)) for i, v in enumerate(values)])
 
