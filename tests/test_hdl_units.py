@@ -11,6 +11,7 @@ from amaranth.sim import Simulator
 
 from hdl.arbiter import RoundRobinArbiter, RoundRobinPick
 from hdl.buffer import VCBuffer
+from hdl.crossbar import Crossbar
 from hdl.gf import GF, const_mul, div_const
 from hdl.router import Router, class_of_vc
 from hdl.routing_units import make_unit
@@ -92,6 +93,41 @@ def test_round_robin_arbiter_pointer_rules(n, rule):
             assert ctx.get(dut.ptr) == ref.ptr
 
     run(dut, tb)
+
+
+@pytest.mark.parametrize("P,V", [(1, 1), (5, 2), (8, 4)])
+def test_crossbar_takes_the_one_hot_selected_input(P, V):
+    """Each output carries the flit (front + body) and VC of the input its one-hot select names,
+    and all zeros when the select is empty (an idle output)."""
+    layout = flit_layout(26, 1, RouterParams(vcs=V))
+    dut = Crossbar(P, V, layout)
+    rng = random.Random(P * 10 + V)
+    fw, bw = dut.front_layout.size, dut.body_layout.size
+
+    async def tb(ctx):
+        for _ in range(200):
+            fronts = [rng.getrandbits(fw) for _ in range(P)]
+            bodies = [rng.getrandbits(bw) for _ in range(P)]
+            vcs = [rng.randrange(V) for _ in range(P)]
+            sels = [rng.choice([None] + list(range(P))) for _ in range(P)]
+            for i in range(P):
+                ctx.set(dut.front[i].as_value(), fronts[i])
+                ctx.set(dut.body[i].as_value(), bodies[i])
+                ctx.set(dut.vc[i], vcs[i])
+            for o, src in enumerate(sels):
+                ctx.set(dut.sel[o], 0 if src is None else 1 << src)
+            for o, src in enumerate(sels):
+                out = ctx.get(dut.out_flit[o])
+                if src is None:
+                    assert ctx.get(dut.out_flit[o].as_value()) == 0 and ctx.get(dut.out_vc[o]) == 0
+                    continue
+                assert ctx.get(dut.out_vc[o]) == vcs[src]
+                for name, fld in dut.front_layout:
+                    assert getattr(out, name) == (fronts[src] >> fld.offset) & ((1 << fld.width) - 1), name
+                for name, fld in dut.body_layout:
+                    assert getattr(out, name) == (bodies[src] >> fld.offset) & ((1 << fld.width) - 1), name
+
+    run(dut, tb, clock=False)
 
 
 @pytest.mark.parametrize("V,B", [(1, 1), (2, 3), (4, 8), (3, 5)])
