@@ -1,9 +1,10 @@
 """Read what Yosys and nextpnr say about a build: resource use, maximum frequency, fit errors.
 
 `read_report(build_dir, name, family)` returns the figures of a finished build (keys `lut4`, `ff`,
-`bram`, `dsp`, `lutram`, `fmax_mhz`, `constraint_mhz`, `timing_met`, `utilization`), from
-nextpnr's `--report` JSON and its log (`NAME.tim`), and the Yosys log (`NAME.rpt`) for the cell
-counts nextpnr does not list. `diagnose(build_dir, name)` turns a failed build's logs into one
+`bram`, `dsp`, `lutram`, `fmax_mhz`, `constraint_mhz`, `timing_met`, `utilization`,
+`critical_path`), from nextpnr's `--report` JSON and its log (`NAME.tim`), and the Yosys log
+(`NAME.rpt`) for the cell counts nextpnr does not list. `critical_path(report)` summarizes the
+path that sets the Fmax (`describe_critical_path` as one line): what a designer reads first. `diagnose(build_dir, name)` turns a failed build's logs into one
 line: the resource that overflowed (nextpnr's device utilisation over 100 %), or the first error
 the tools printed.
 
@@ -75,6 +76,62 @@ def yosys_cells(rpt: str) -> dict:
     return {}
 
 
+# the suffixes nextpnr / Yosys add to a cell's name (the signal it came from comes first)
+_CELL_SUFFIX = re.compile(r"(_(TRELLIS|LUT4|CCU2C|PFUMX|L6MUX21|DPR16X4|SB_|ICESTORM)|\$).*$")
+
+
+def short_cell(name: str) -> str:
+    """A placed cell's name without the suffixes technology mapping appended: the signal it is."""
+    return _CELL_SUFFIX.sub("", name) or name
+
+
+def critical_path(report: dict) -> dict | None:
+    """The longest clock-to-same-clock path in nextpnr's report JSON (`critical_paths`), or None:
+    total, logic (clock-to-output, LUTs, setup) and routing delay in ns, the logic cells passed
+    (LUT4s and wide-LUT multiplexers), the start
+    and end cells with their tiles (x, y), and the longest net on the way."""
+    paths = [p for p in report.get("critical_paths", [])
+             if p.get("from") == p.get("to") and not str(p.get("from", "")).startswith("<async>") and p.get("path")]
+    if not paths:
+        return None
+
+    def total(p):
+        return sum(step["delay"] for step in p["path"])
+
+    best = max(paths, key=total)
+    steps = best["path"]
+    nets = [step for step in steps if step["type"] == "routing"]
+    routing = sum(step["delay"] for step in nets)
+    longest = max(nets, key=lambda step: step["delay"]) if nets else None
+
+    def end(point):
+        return {"cell": short_cell(point["cell"]), "loc": list(point["loc"])}
+
+    return {
+        "clock": best["from"], "total_ns": round(total(best), 2), "logic_ns": round(total(best) - routing, 2),
+        "routing_ns": round(routing, 2), "logic_cells": sum(1 for step in steps if step["type"] == "logic"),
+        "from": end(steps[0]["from"]), "to": end(steps[-1]["to"]),
+        "longest_net": None if longest is None else {
+            "net": short_cell(longest["net"]), "ns": round(longest["delay"], 2),
+            "from_loc": list(longest["from"]["loc"]), "to_loc": list(longest["to"]["loc"])},
+    }
+
+
+def describe_critical_path(cp: dict | None) -> str:
+    """One line: "19.64 ns (1.94 logic, 17.70 routing; 6 logic cells): A (72,35) -> B (82,75);
+    longest net 5.94 ns N (23,17) -> (80,41)"."""
+    if not cp:
+        return "not reported"
+    loc = "({},{})".format
+    text = (f"{cp['total_ns']:.2f} ns ({cp['logic_ns']:.2f} logic, {cp['routing_ns']:.2f} routing; "
+            f"{cp['logic_cells']} logic cells): {cp['from']['cell']} {loc(*cp['from']['loc'])} -> "
+            f"{cp['to']['cell']} {loc(*cp['to']['loc'])}")
+    net = cp.get("longest_net")
+    if net:
+        text += f"; longest net {net['ns']:.2f} ns {net['net']} {loc(*net['from_loc'])} -> {loc(*net['to_loc'])}"
+    return text
+
+
 def read_report(build_dir, name: str, family: str) -> dict:
     build_dir = pathlib.Path(build_dir)
     rep = json.loads((build_dir / "report.json").read_text())
@@ -103,6 +160,7 @@ def read_report(build_dir, name: str, family: str) -> dict:
             out.update(fmax_mhz=round(v["achieved"], 2), constraint_mhz=round(v["constraint"], 2),
                        timing_met=v["achieved"] >= v["constraint"], clock=clk)
     out["utilization"] = {k: {"used": u, "available": a} for k, (u, a) in util.items() if u}
+    out["critical_path"] = critical_path(rep)
     return out
 
 
@@ -126,4 +184,5 @@ def diagnose(build_dir, name: str) -> str:
     return "the toolchain failed (see the log)"
 
 
-__all__ = ["diagnose", "overflow", "read_report", "utilisation_tables", "yosys_cells"]
+__all__ = ["critical_path", "describe_critical_path", "diagnose", "overflow", "read_report", "short_cell",
+           "utilisation_tables", "yosys_cells"]

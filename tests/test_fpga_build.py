@@ -8,7 +8,7 @@ import pytest
 
 from fpga.boards import ecp5_pll_params
 from fpga.build import FpgaConfig, build, source_commit
-from fpga.report import overflow, utilisation_tables
+from fpga.report import critical_path, describe_critical_path, overflow, utilisation_tables
 from pstar.cli import main
 from topologies.errors import ParameterError
 
@@ -114,6 +114,35 @@ def test_build_key_keeps_old_names_at_default_latencies():
     assert len(keys) == 3
 
 
+def _step(kind, delay, a, b, net=None):
+    step = {"type": kind, "delay": delay, "from": {"cell": a[0], "loc": a[1], "port": "Q"},
+            "to": {"cell": b[0], "loc": b[1], "port": "D"}}
+    if net:
+        step["net"] = net
+    return step
+
+
+def test_critical_path_summary():
+    """The longest same-clock path is summarized (async paths are not the clock's), its cells named
+    without the suffixes technology mapping adds."""
+    ff, lut, sink = ("top.a_TRELLIS_FF_Q", (1, 2)), ("top.b_LUT4_Z", (5, 2)), ("top.c$25_TRELLIS_FF_Q", (9, 9))
+    clk = "posedge $glbnet$clk"
+    slow = [_step("clk-to-q", 0.5, ff, ff), _step("routing", 3.0, ff, lut, "top.a[0]"), _step("logic", 0.25, lut, lut),
+            _step("routing", 1.0, lut, sink, "top.b_LUT4_Z_Z"), _step("setup", 0.25, sink, sink)]
+    fast = [_step("clk-to-q", 0.5, ff, ff), _step("routing", 0.5, ff, sink, "x"), _step("setup", 0.1, sink, sink)]
+    async_ = [_step("routing", 50.0, ff, sink, "pin")]
+    cp = critical_path({"critical_paths": [{"from": clk, "to": clk, "path": fast},
+                                           {"from": "<async>", "to": clk, "path": async_},
+                                           {"from": clk, "to": clk, "path": slow}]})
+    assert cp == {"clock": clk, "total_ns": 5.0, "logic_ns": 1.0, "routing_ns": 4.0, "logic_cells": 1,
+                  "from": {"cell": "top.a", "loc": [1, 2]}, "to": {"cell": "top.c", "loc": [9, 9]},
+                  "longest_net": {"net": "top.a[0]", "ns": 3.0, "from_loc": [1, 2], "to_loc": [5, 2]}}
+    assert describe_critical_path(cp) == ("5.00 ns (1.00 logic, 4.00 routing; 1 logic cells): top.a (1,2) -> "
+                                          "top.c (9,9); longest net 3.00 ns top.a[0] (1,2) -> (5,2)")
+    assert critical_path({"critical_paths": [{"from": "<async>", "to": clk, "path": async_}]}) is None
+    assert describe_critical_path(None) == "not reported"
+
+
 def test_router_build_to_bitstream(tmp_path):
     """One 4-port router (PolarStar q=2 IQ d'=0 + one endpoint) with its traffic harness on the
     ECP5-85F, through Yosys and nextpnr to a bitstream."""
@@ -126,6 +155,9 @@ def test_router_build_to_bitstream(tmp_path):
     assert 500 < rep["lut4"] < 83640 and 200 < rep["ff"] < 83640
     assert rep["fmax_mhz"] > 20 and rep["constraint_mhz"] == 50.0
     assert rep["timing_met"] == (rep["fmax_mhz"] >= 50.0)
+    cp = rep["critical_path"]                # the path that sets the Fmax: 1000 / its delay
+    assert abs(1000 / cp["total_ns"] - rep["fmax_mhz"]) < 0.01 * rep["fmax_mhz"]
+    assert cp["logic_cells"] >= 1 and abs(cp["logic_ns"] + cp["routing_ns"] - cp["total_ns"]) < 0.02
     assert pathlib.Path(rep["log"]).stat().st_size > 0
     assert rep["pnr_router"] == "router1" and "--router router1" in (tmp_path / "b" / "build_top.sh").read_text()
     assert rep["commit"] == source_commit() and rep["commit"]          # this checkout is a git clone (CI too)

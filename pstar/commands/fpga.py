@@ -113,6 +113,7 @@ def run(args) -> Result:
         from fpga.sweep import markdown
         return Result({"points": rows, "out": args.out}, markdown(rows))
     from fpga.build import FpgaConfig, build
+    from fpga.report import describe_critical_path
     if args.fpga_command == "area":
         from fpga.area import area, table as area_table
         cfg = FpgaConfig(board=args.board, design="router", spec=args.spec, routing=args.routing, ports=args.ports,
@@ -137,7 +138,7 @@ def run(args) -> Result:
     keys = ["board", "design", "spec", "routing", "routers", "network_routers", "lanes", "id_input", "ports", "vcs",
             "depth", "flit_width", "flit_bits", "va_stages", "sa_stages", "st_stage", "link_latency", "credit_latency",
             "vc_policy",
-            "clock_mhz", "wide_luts", "lut4", "ff", "bram", "dsp", "lutram", "lc", "fmax_mhz", "constraint_mhz", "timing_met", "seconds",
-            "build_dir",
-            "bitstream", "log"]
-    return Result(rep, table([(k, rep[k]) for k in keys if k in rep]))
+            "clock_mhz", "wide_luts", "lut4", "ff", "bram", "dsp", "lutram", "lc", "fmax_mhz", "constraint_mhz", "timing_met",
+            "critical_path", "seconds", "build_dir", "bitstream", "log"]
+    shown = {**rep, "critical_path": describe_critical_path(rep["critical_path"])} if "critical_path" in rep else rep
+    return Result(rep, table([(k, shown[k]) for k in keys if k in shown]))
