@@ -36,12 +36,11 @@ byte is sent, so every value in a frame is consistent with itself. Frame length 
 """
 from __future__ import annotations
 
-import functools
-import operator
-
 from amaranth.hdl import Cat, Const, Module, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
+
+from hdl.arbiter import one_hot_select
 
 from .traffic import control_layout
 
@@ -139,8 +138,8 @@ class StatusBlock(wiring.Component):
         # the next entry's record, selected by an AND-OR over the one-hot `entry`: at E = 26 the
         # block takes a quarter fewer LUTs than with a multiplexer indexed by a binary entry number
         record = Signal(80)
-        m.d.comb += record.eq(functools.reduce(operator.or_, [
-            Cat(self.errors[i], self.received[i], self.sent[i]) & entry[i].replicate(80) for i in range(E)]))
+        m.d.comb += record.eq(one_hot_select(entry, [Cat(self.errors[i], self.received[i], self.sent[i])
+                                                     for i in range(E)]))
         m.d.comb += [self.reporting.eq(phase != 0), self.tx.valid.eq(phase != 0),
                      self.tx.payload.eq(buf[88:96])]
         with m.If(phase == 2):

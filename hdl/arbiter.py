@@ -9,7 +9,10 @@ extra iterations of the switch allocator, which reuse the pointer of the first.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+import functools
+import operator
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -27,6 +30,14 @@ def one_hot_index(m: Module, onehot, n: int):
     m.d.comb += idx.eq(Cat(*[(onehot & Const(sum(1 << i for i in range(n) if i >> b & 1), n)).any()
                              for b in range(width)]))
     return idx
+
+
+def one_hot_select(sel, values):
+    """The value whose bit of `sel` is set (`sel` one-hot; 0 when no bit is set): an AND-OR per
+    bit, which a registered one-hot select keeps cheap where a binary index would need decoding."""
+    values = [Value.cast(v) for v in values]
+    width = max(len(v) for v in values)
+    return functools.reduce(operator.or_, [v & sel[i].replicate(width) for i, v in enumerate(values)])
 
 
 def lowest_set_bit(value, n: int):
@@ -107,4 +118,4 @@ class RoundRobinArbiter(wiring.Component):
         return m
 
 
-__all__ = ["RoundRobinArbiter", "RoundRobinPick", "lowest_set_bit", "one_hot_index"]
+__all__ = ["RoundRobinArbiter", "RoundRobinPick", "lowest_set_bit", "one_hot_index", "one_hot_select"]

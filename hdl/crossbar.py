@@ -15,14 +15,13 @@ fewer LUT sites for the crossbar alone at P = 5, and 9 % fewer for the whole fla
 """
 from __future__ import annotations
 
-from functools import reduce
-from operator import or_
-
 from amaranth.hdl import Module, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from sim.flit import bits_for
+
+from .arbiter import one_hot_select
 
 # flit fields the router reads from the front of every VC (VC allocation, switch allocation and
 # the malformed-flit rule); every other field only travels through the crossbar
@@ -72,13 +71,10 @@ class Crossbar(wiring.Component):
                 m.d.comb += getattr(fl, name).eq(getattr(self.body[i], name))
             flits.append(fl)
 
-        def pick(sel, values):
-            return reduce(or_, [v & sel[i].replicate(len(v)) for i, v in enumerate(values)])
-
         for o in range(self.P):
             sel = self.sel[o]
-            m.d.comb += [self.out_flit[o].eq(pick(sel, [f.as_value() for f in flits])),
-                         self.out_vc[o].eq(pick(sel, list(self.vc)))]
+            m.d.comb += [self.out_flit[o].eq(one_hot_select(sel, [f.as_value() for f in flits])),
+                         self.out_vc[o].eq(one_hot_select(sel, list(self.vc)))]
         return m
 
 
