@@ -4,9 +4,9 @@
 `bram`, `dsp`, `lutram`, `fmax_mhz`, `constraint_mhz`, `timing_met`, `utilization`,
 `critical_path`), from nextpnr's `--report` JSON and its log (`NAME.tim`), and the Yosys log
 (`NAME.rpt`) for the cell counts nextpnr does not list. `critical_path(report)` summarizes the
-path that sets the Fmax (`describe_critical_path` as one line): what a designer reads first. `diagnose(build_dir, name)` turns a failed build's logs into one
-line: the resource that overflowed (nextpnr's device utilisation over 100 %), or the first error
-the tools printed.
+path that sets the Fmax (`describe_critical_path` as one line): what a designer reads first.
+`diagnose(build_dir, name)` turns a failed build's logs into one line: the resource that
+overflowed (nextpnr's device utilisation over 100 %), or the first error the tools printed.
 
 Conventions. ECP5: `lut4` = TRELLIS_COMB (LUT4 sites used: logic, carry halves and distributed-RAM
 logic), `ff` = TRELLIS_FF, `bram` = DP16KD, `dsp` = MULT18X18D, `lutram` = TRELLIS_RAMW.
@@ -88,8 +88,8 @@ def short_cell(name: str) -> str:
 def critical_path(report: dict) -> dict | None:
     """The longest clock-to-same-clock path in nextpnr's report JSON (`critical_paths`), or None:
     total, logic (clock-to-output, LUTs, setup) and routing delay in ns, the logic cells passed
-    (LUT4s and wide-LUT multiplexers), the start
-    and end cells with their tiles (x, y), and the longest net on the way."""
+    (LUT4s, wide-LUT multiplexers, carry steps), the start and end cells with their tiles (x, y),
+    and the longest net on the way."""
     paths = [p for p in report.get("critical_paths", [])
              if p.get("from") == p.get("to") and not str(p.get("from", "")).startswith("<async>") and p.get("path")]
     if not paths:
@@ -99,7 +99,7 @@ def critical_path(report: dict) -> dict | None:
         return sum(step["delay"] for step in p["path"])
 
     best = max(paths, key=total)
-    steps = best["path"]
+    steps, delay = best["path"], total(best)
     nets = [step for step in steps if step["type"] == "routing"]
     routing = sum(step["delay"] for step in nets)
     longest = max(nets, key=lambda step: step["delay"]) if nets else None
@@ -108,7 +108,7 @@ def critical_path(report: dict) -> dict | None:
         return {"cell": short_cell(point["cell"]), "loc": list(point["loc"])}
 
     return {
-        "clock": best["from"], "total_ns": round(total(best), 2), "logic_ns": round(total(best) - routing, 2),
+        "clock": best["from"], "total_ns": round(delay, 2), "logic_ns": round(delay - routing, 2),
         "routing_ns": round(routing, 2), "logic_cells": sum(1 for step in steps if step["type"] == "logic"),
         "from": end(steps[0]["from"]), "to": end(steps[-1]["to"]),
         "longest_net": None if longest is None else {
