@@ -83,7 +83,7 @@ def area(cfg: FpgaConfig, progress: bool = True) -> dict:
         if progress:
             sys.stderr.write(f"[area] {text} ({time.monotonic() - t0:.0f} s)\n")
 
-    plan = NetworkTop(net, cfg.routing, params, routing_obj=routing)
+    plan = NetworkTop(net, cfg.routing, params, routing_obj=routing, header=cfg.header)
     plan._MustUse__silence = True          # only its router is elaborated
     router = plan.make_router(cfg.router)
     verilog = to_verilog(router, "router")
@@ -114,7 +114,7 @@ def area(cfg: FpgaConfig, progress: bool = True) -> dict:
     P, V = router.P, params.vcs
     return {
         "spec": net.spec or cfg.spec, "routing": cfg.routing, "router": cfg.router, "ports": P, "vcs": V,
-        "depth": params.depth, "flit_width": params.payload_bits, "flit_bits": router.layout.size,
+        "depth": params.depth, "flit_width": params.payload_bits, "flit_bits": router.layout.size, "header": cfg.header,
         **pipeline_report(params, routing.vc_policy.name),
         "va_arbiters": P * V, "wide_luts": cfg.wide_luts,
         "components": [{"component": key, "what": what, **parts[key], "lut_sites": lut_sites(parts[key]),

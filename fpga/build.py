@@ -29,6 +29,7 @@ import threading
 import time
 
 from routing_logic.base import vc_policy_class
+from sim.flit import HEADERS
 from topologies.errors import ParameterError
 
 from .boards import BoardTop, ecp5_pll_params, get_board
@@ -58,6 +59,7 @@ class FpgaConfig:
     vc_policy: str = "hops"          # VC classes (routing_logic.base.VC_POLICIES): hops or turns
     link_latency: int = 1            # cycles from SA grant to the next router's buffer (RouterParams.link_latency)
     credit_latency: int = 1          # cycles from a buffer pop to the upstream credit (RouterParams.credit_latency)
+    header: str = "routing"          # optional header fields the flits carry (sim.flit.HEADERS)
     freq_mhz: float | None = None    # None: 100 MHz on ECP5, the 12 MHz board clock on iCE40
     router: int = 0                  # which router of SPEC the router / unit design builds
     id_input: bool = False           # unit design: the router id is an input (table units: a loadable RAM)
@@ -69,7 +71,8 @@ class FpgaConfig:
     # options added after the first builds: left out of the key at their defaults, so that the
     # build directories of earlier builds keep their names
     _KEY_DEFAULTS = {"pnr_router": "router1", "id_input": False, "wide_luts": True, "va_stages": 1, "sa_stages": 1,
-                     "st_stage": 0, "vc_policy": "hops", "link_latency": 1, "credit_latency": 1}
+                     "st_stage": 0, "vc_policy": "hops", "link_latency": 1, "credit_latency": 1,
+                     "header": "routing"}
 
     def key(self) -> str:
         d = dataclasses.asdict(self)
@@ -110,6 +113,8 @@ def validate(cfg: FpgaConfig):
     _int("link-latency", cfg.link_latency, 1, 8)
     _int("credit-latency", cfg.credit_latency, 1, 8)
     vc_policy_class(cfg.vc_policy, "vc-policy")
+    if cfg.header not in HEADERS:
+        raise ParameterError(f"header={cfg.header!r}: must be one of {', '.join(HEADERS)}")
     _int("seed", cfg.seed, 0, 2**31 - 1)
     check_pnr_router(cfg.pnr_router)
     freq = cfg.freq_mhz if cfg.freq_mhz is not None else (100.0 if board.pll else board.clock_mhz)
@@ -165,7 +170,8 @@ def make_inner(cfg: FpgaConfig, net, params, freq_mhz: float, routing):
     divisor = max(2, round(freq_mhz * 1e6 / BAUD))
     # ECP5: registered draws keep the generators' products off the paths into the router (Fmax).
     # iCE40: the UP5K is full with one small router, and 12 MHz leaves slack for the products.
-    kw = {"divisor": divisor, "routing_obj": routing, "registered_draws": get_board(cfg.board).family != "ice40"}
+    kw = {"divisor": divisor, "routing_obj": routing, "registered_draws": get_board(cfg.board).family != "ice40",
+          "header": cfg.header}
     if cfg.design == "network":
         return NetworkTrafficTop(net, cfg.routing, params, **kw)
     return RouterTrafficTop(net, cfg.routing, params, router=cfg.router, **kw)
@@ -270,13 +276,15 @@ def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False) -> dict
     returns what would be built."""
     board, net, params, freq, routing = validate(cfg)
     if dry_run:
+        from hdl.network import carried_fields
         from sim.flit import flit_layout
         out_dir = pathlib.Path(cfg.build_dir) if cfg.build_dir else default_build_dir(cfg)
         return {"board": board.name, "family": board.family, "design": cfg.design, "spec": net.spec or cfg.spec,
                 "routing": cfg.routing, "routers": net.num_routers if cfg.design == "network" else 1,
                 "ports": int(net.ports.max()) + int(net.endpoints.max()), "vcs": params.vcs,
                 "depth": params.depth, "flit_width": params.payload_bits, **pipeline_report(params, cfg.vc_policy),
-                "flit_bits": flit_layout(net.num_routers, int(net.endpoints.max()), params).size,
+                "flit_bits": flit_layout(net.num_routers, int(net.endpoints.max()), params,
+                                         carried_fields(cfg.routing, cfg.header)).size, "header": cfg.header,
                 "clock_mhz": freq, "wide_luts": cfg.wide_luts, "build_dir": str(out_dir),
                 **({"id_input": cfg.id_input} if cfg.design == "unit" else {})}
     env = tool_env(board.family)        # the tools are there, before anything is written
@@ -337,7 +345,7 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
         "routing": cfg.routing, "routers": net.num_routers if cfg.design == "network" else 1,
         "ports": int(net.ports.max()) + int(net.endpoints.max()), "vcs": params.vcs, "depth": params.depth,
         "flit_width": params.payload_bits, "flit_bits": layout_bits, **pipeline_report(params, cfg.vc_policy),
-        "clock_mhz": top.freq_mhz,
+        **({"header": cfg.header} if cfg.design != "unit" else {}), "clock_mhz": top.freq_mhz,
         "network_routers": net.num_routers,
         **({"lanes": inner.lanes, "id_input": cfg.id_input} if cfg.design == "unit" else {}),
         **figures, "seed": cfg.seed, "pnr_router": cfg.pnr_router, "wide_luts": cfg.wide_luts, "commit": commit,

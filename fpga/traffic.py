@@ -52,7 +52,7 @@ from amaranth.lib.wiring import In, Out
 
 from hdl.gf import const_mul, div_const
 from hdl.router import credit_signature, flit_signature
-from sim.flit import HOPS_BITS, bits_for
+from sim.flit import HOPS_BITS, OPTIONAL_FIELDS, bits_for
 from sim.params import RouterParams
 
 LFSR_TAPS = 0x80200003              # x^32 + x^22 + x^2 + x + 1 (primitive), Galois, shifting right
@@ -478,7 +478,9 @@ class TrafficChecker(wiring.Component):
     router) carry inter 0, phase 1, hops net on the head and 0 on the body; other packets (from
     the emulated neighbours) hops 1 + net or 2 + net on the head, and their body flits the
     head's inter, the head's hops - net, and the head's phase (either phase when the head left
-    with phase 0: a Polarized unit clears it at a dead end, docs/microarchitecture.md).
+    with phase 0: a Polarized unit clears it at a dead end, docs/microarchitecture.md). Strict
+    checks only the optional fields the flits carry (sim.flit.OPTIONAL_FIELDS; hdl.network
+    header="all" carries all three).
     """
 
     def __init__(self, layout: data.StructLayout, params: RouterParams, *, mode: str, router: int, ep: int = 0,
@@ -515,17 +517,26 @@ class TrafficChecker(wiring.Component):
             ok += [f.dst == self.router, f.dst_ep == self.ep]
         else:
             ok += [f.dst != self.router, f.dst < self.n, f.dst_ep < self.p]
-        if self.strict:
+        carried = [k for k in OPTIONAL_FIELDS if lay[k].width]
+        if self.strict and carried:
             net = 1 if self.mode == "network" else 0
             o_inter = [Signal(lay["inter"].shape, name=f"inter{v}") for v in range(V)]
             o_hops = [Signal(HOPS_BITS, name=f"hops{v}") for v in range(V)]
             o_phase = [Signal(name=f"phase{v}") for v in range(V)]
             local = f.src == self.router
-            head_ok = Mux(local, (f.inter == 0) & f.phase & (f.hops == net),
-                          (f.hops == 1 + net) | (f.hops == 2 + net))
-            body_ok = ((f.inter == sel(o_inter)) & (f.hops == sel(o_hops) - net)
-                       & ((f.phase == sel(o_phase)) | ~sel(o_phase)))
-            ok.append(Mux(f.head, head_ok, body_ok))
+            # only the fields the flits carry (sim.flit.OPTIONAL_FIELDS): a field of width 0 reads 0
+            local_ok = {"inter": f.inter == 0, "phase": f.phase, "hops": f.hops == net}
+            far_ok = {"hops": (f.hops == 1 + net) | (f.hops == 2 + net)}
+            body_ok = {"inter": f.inter == sel(o_inter), "hops": f.hops == sel(o_hops) - net,
+                       "phase": (f.phase == sel(o_phase)) | ~sel(o_phase)}
+
+            def all_of(terms):
+                out = Const(1)
+                for k in carried:
+                    if k in terms:
+                        out = out & terms[k]
+                return out
+            ok.append(Mux(f.head, Mux(local, all_of(local_ok), all_of(far_ok)), all_of(body_ok)))
             with m.If(self.flit.valid):
                 for v in range(V):
                     with m.If((f.vc == v) & f.head):

@@ -1,12 +1,18 @@
 """A whole `Network` as one top module: routers wired by the netlist, endpoints as streams.
 
-`NetworkTop(net, routing, params)` (an Amaranth component, for use inside Amaranth designs):
+`NetworkTop(net, routing, params, header=...)` (an Amaranth component, for use inside Amaranth
+designs):
 
   inject[e]  In   endpoint e's flits into its router's local input port (credit flow control)
   eject[e]   Out  flits delivered to endpoint e (the sink always accepts)
   credit[e]  Out  credits of endpoint e's local input VCs, returned by the router
   load       In   (table routing) {router, addr, data}: writes one row of one router's table
   dropped    Out  malformed flits dropped, summed over the routers
+
+The flit layout (`self.layout`, `sim.flit.flit_layout`) carries the optional header fields the
+routing unit reads (`header="routing"`, the default: none for `min` and `polarstar`, the phase
+bit for `polarized`) or all of them (`header="all"`: also the hop count and the Valiant
+intermediate, which no unit reads; the hop count is then incremented on every network hop).
 
 Endpoint e of router r is `first[r] + k` (k-th local port, `R + k`), as in `sim`. Interface
 timing: a flit or credit presented in cycle t is consumed at the edge ending t; with link /
@@ -34,7 +40,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from routing_logic.registry import make_routing
-from sim.flit import bits_for, flit_layout
+from sim.flit import HEADERS, OPTIONAL_FIELDS, bits_for, flit_layout
 from sim.params import RouterParams
 from topologies.errors import ParameterError
 from topologies.network import Network
@@ -42,10 +48,19 @@ from topologies.network import Network
 from .checks import quiet_on_error
 from .delay import delay_line
 from .router import Router, credit_signature, flit_signature, vc_classes_for
-from .routing_units import UNITS, make_unit
+from .routing_units import UNITS, make_unit, unit_reads
 from .verilog_out import ports_of, to_verilog
 
 ROUTER_MODULE = "pstar_router"
+
+
+def carried_fields(routing: str, header: str = "routing") -> tuple:
+    """The optional header fields (`sim.flit.OPTIONAL_FIELDS`) a flit of this network carries."""
+    if header not in HEADERS:
+        raise ParameterError(f"header={header!r}: must be one of {', '.join(HEADERS)}")
+    if routing not in UNITS:
+        raise ParameterError(f"routing={routing!r}: the RTL has units for {', '.join(UNITS)}")
+    return OPTIONAL_FIELDS if header == "all" else unit_reads(routing)
 
 
 def build_routing(net: Network, routing: str, params: RouterParams, vc_policy: str = "hops"):
@@ -61,7 +76,7 @@ def build_routing(net: Network, routing: str, params: RouterParams, vc_policy: s
 class NetworkTop(wiring.Component):
     @quiet_on_error
     def __init__(self, net: Network, routing: str = "polarstar", params: RouterParams = RouterParams(),
-                 routing_obj=None, shared: bool = True, module_name: str = ROUTER_MODULE):
+                 routing_obj=None, shared: bool = True, module_name: str = ROUTER_MODULE, header: str = "routing"):
         if not isinstance(net, Network):
             raise TypeError(f"net={net!r}: must be a topologies.network.Network")
         if not isinstance(params, RouterParams):
@@ -76,7 +91,8 @@ class NetworkTop(wiring.Component):
         self.p = int(net.endpoints.max())
         self.E = net.num_endpoints
         self.ep_first = np.concatenate([[0], np.cumsum(net.endpoints.astype(np.int64))])
-        self.layout = flit_layout(n, self.p, params)
+        self.header = header
+        self.layout = flit_layout(n, self.p, params, carried_fields(routing, header))
         self.C = vc_classes_for(self.routing, params.vcs)
         self.class_steps = self.routing.class_steps()
         # the class of each of the V VCs (the policy's table, with C capped at V)
@@ -363,14 +379,14 @@ def top_verilog(top: NetworkTop, name: str = "pstar_network", packed: bool = Fal
 
 def network_verilog(net: Network, routing: str = "polarstar", params: RouterParams = RouterParams(),
                     shared: bool = True, packed: bool = False, name: str = "pstar_network",
-                    routing_obj=None) -> tuple[str, NetworkTop]:
+                    routing_obj=None, header: str = "routing") -> tuple[str, NetworkTop]:
     """Verilog of the whole network: the top (`top_verilog`) and the router module(s).
 
     shared=True: one module `pstar_router` for every router (id tied at each instance, table
     rows through `load`). shared=False: module `pstar_router_{r}` per router, with its id and
     table contents as constants (one elaboration per router: for area studies of small networks).
     """
-    top = plan(net, routing, params, routing_obj=routing_obj, shared=shared)
+    top = plan(net, routing, params, routing_obj=routing_obj, shared=shared, header=header)
     if shared:
         top.check_shared()
         text = top_verilog(top, name, packed)
@@ -383,4 +399,4 @@ def network_verilog(net: Network, routing: str = "polarstar", params: RouterPara
     return "\n".join(parts), top
 
 
-__all__ = ["NetworkTop", "plan", "top_verilog", "network_verilog", "build_routing", "ROUTER_MODULE"]
+__all__ = ["NetworkTop", "plan", "top_verilog", "network_verilog", "build_routing", "carried_fields", "ROUTER_MODULE", "HEADERS"]

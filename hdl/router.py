@@ -3,7 +3,8 @@
 Ports 0..R-1 are network ports, R..R+p-1 the local ports of the p endpoints. Per port and cycle:
 
   flit_in[i]    In   valid + flit (`sim.flit.flit_layout`, its `vc` field names the input VC)
-  flit_out[o]   Out  valid + flit (vc = the output VC, hops + 1 on a head leaving on a network port)
+  flit_out[o]   Out  valid + flit (vc = the output VC, hops + 1 on a head leaving on a network port
+                     when the layout carries hops: `sim.flit.OPTIONAL_FIELDS`)
   credit_in[o]  In   valid + vc, network ports only (the endpoint sink never back-pressures)
   credit_out[i] Out  valid + vc: one buffer entry of input VC vc was freed this cycle
   dropped       Out  malformed flits dropped so far

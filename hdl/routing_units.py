@@ -70,6 +70,9 @@ class RoutingUnit(wiring.Component):
     loadable = False
     row_bits = 0
     escapes = False          # answer.escape: the head's phase bit is cleared (Polarized dead ends)
+    # the optional header fields (sim.flit.OPTIONAL_FIELDS) this unit's answer depends on: a flit
+    # carries only these (hdl.network.NetworkTop, header="routing"); the others reach the query as 0
+    header_reads: tuple = ()
 
     @quiet_on_error
     def __init__(self, net: Network, lanes: int = 1, extra: dict | None = None):
@@ -227,6 +230,7 @@ class PolarizedTableUnit(_TableUnit):
 
     reads = 2
     escapes = True
+    header_reads = ("phase",)
 
     @quiet_on_error
     def __init__(self, net: Network, lanes: int = 1, router: int | None = None, routing=None):
@@ -473,6 +477,14 @@ class PolarStarUnit(RoutingUnit):
         return m
 
 
+def unit_reads(name: str) -> tuple:
+    """The optional header fields the unit `name` reads (`RoutingUnit.header_reads`)."""
+    classes = {"min": TableMinimalUnit, "polarstar": PolarStarUnit, "polarized": PolarizedTableUnit}
+    if name not in classes:
+        raise ValueError(f"routing={name!r}: the RTL has units for {', '.join(UNITS)}")
+    return classes[name].header_reads
+
+
 def make_unit(name: str, net: Network, lanes: int = 1, router: int | None = None, routing=None) -> RoutingUnit:
     """The routing unit `name` (min | polarstar | polarized) for `net`."""
     if name == "min":
@@ -484,5 +496,5 @@ def make_unit(name: str, net: Network, lanes: int = 1, router: int | None = None
     raise ValueError(f"routing={name!r}: the RTL has units for {', '.join(UNITS)}")
 
 
-__all__ = ["UNITS", "RoutingUnit", "table_rows", "polarstar_exception_rows", "exception_entries", "min_table_rows", "polarized_table_rows", "TableMinimalUnit", "PolarizedTableUnit", "PolarStarUnit", "make_unit",
+__all__ = ["UNITS", "RoutingUnit", "table_rows", "polarstar_exception_rows", "exception_entries", "min_table_rows", "polarized_table_rows", "TableMinimalUnit", "PolarizedTableUnit", "PolarStarUnit", "make_unit", "unit_reads",
            "query_layout", "answer_layout", "EJECT"]

@@ -41,13 +41,14 @@ LOOP_CYCLES = int(os.environ.get("PSTAR_LOOP_CYCLES", "6000"))
 def build_router(va_stages: int, st_stage: int, sa_stages: int = 1):
     net = build(SPEC)
     params = RouterParams(va_stages=va_stages, st_stage=st_stage, sa_stages=sa_stages)
-    top = plan(net, "polarstar", params)
+    # every optional header field (hops, inter, phase): the bench checks the hop count a head gains
+    top = plan(net, "polarstar", params, header="all")
 
     def make_verilog():
         return to_verilog(top.proto, "pstar_router"), {}
 
     meta = harness.build(f"router-ps26-polarstar-va{va_stages}-st{st_stage}" + ("-sa2" if sa_stages == 2 else ""),
-                         f"router|{params}", make_verilog,
+                         f"router|{params}|header=all", make_verilog,
                          "pstar_router")
     return net, params, top, meta
 

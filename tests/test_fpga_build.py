@@ -92,6 +92,13 @@ def test_dry_run_reports_the_configuration(capsys):
                           "--no-wide-luts", "--dry-run", "--json"], capsys)
     lean = json.loads(out)
     assert lean["wide_luts"] is False and lean["build_dir"] != rep["build_dir"]
+    # the PolarStar unit reads no optional header field: --header all adds hops, inter, phase
+    code, out, err = cli(["fpga", "build", "polarstar:q=3,supernode=iq,degree=0", "--board", "ulx3s-85f",
+                          "--ports", "6", "--vcs", "3", "--flit-width", "64", "--header", "all", "--dry-run",
+                          "--json"], capsys)
+    full = json.loads(out)
+    assert (rep["header"], full["header"]) == ("routing", "all") and full["build_dir"] != rep["build_dir"]
+    assert full["flit_bits"] == rep["flit_bits"] + 4 + 5 + 1
     code, out, err = cli(["fpga", "build", "polarstar:q=3,supernode=iq,degree=0", "--board", "ulx3s-85f",
                           "--design", "network", "--vcs", "2", "--vc-policy", "turns", "--dry-run", "--json"], capsys)
     turns = json.loads(out)

@@ -594,11 +594,17 @@ def test_network_traffic_top_matches_model(routing, vcs, stages, latency):
         assert reports[1]["errors"] == [int(e == dst) for e in range(E)]
 
 
-def test_router_traffic_top():
+@pytest.mark.parametrize("header", ["all", "routing"])
+def test_router_traffic_top(header):
+    """header "all": the strict checkers also check the hop count the router adds, the
+    intermediate and the phase; "routing" (the PolarStar unit reads none): the flits do not carry
+    them, 10 bits fewer."""
     net = build("polarstar:q=3,supernode=iq,degree=0")
     params = RouterParams(vcs=3)
-    top = RouterTrafficTop(net, "polarstar", params, divisor=DIV, router=0)
+    top = RouterTrafficTop(net, "polarstar", params, divisor=DIV, router=0, header=header)
     assert top.E == top.P == 5 and all(nb >= 0 for nb in top.neighbours)
+    widths = {k: top.layout[k].width for k in ("hops", "inter", "phase")}
+    assert widths == ({"hops": 4, "inter": 5, "phase": 1} if header == "all" else {"hops": 0, "inter": 0, "phase": 0})
     load, budget = 60, 12          # the local port only receives neighbour packets for this router (1/25)
     corrupt_port = 1
     runs, reports = [], []

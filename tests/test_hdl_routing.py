@@ -269,3 +269,50 @@ def test_polarstar_unit_exception_cam_on_damaged(fraction):
             assert got[r, t] == want, f"router {r} -> {t}: RTL mask {got[r, t]:b}, routing_logic {want:b}"
             differs += want != want_of(intact, r, r, t)[0]
     assert differs > 0 and K > 0
+
+
+@pytest.mark.parametrize("name", ["min", "polarstar", "polarized"])
+def test_units_read_only_the_header_fields_they_declare(name):
+    """A flit carries only the optional header fields its unit declares (`header_reads`,
+    hdl.network header="routing"); the others reach the query as 0. So the answer must not change
+    when an undeclared field does: every (router, destination) of the 26-router network with a
+    source, hop count, intermediate and phase drawn at random, against the same query with the
+    undeclared fields zeroed (phase 1 where it is declared: the unit reads it)."""
+    from hdl.routing_units import unit_reads
+    net = polarstar(3, "iq", 0)
+    n = net.num_routers
+    declared = set(unit_reads(name))
+    assert declared <= {"hops", "inter", "phase"}
+    rng = np.random.default_rng(7)
+    lay = query_layout(n)
+    off = {k: f.offset for k, f in lay}
+    full, zeroed = [], []
+    for r in range(n):
+        for t in range(n):
+            s, h, i, ph = int(rng.integers(n)), int(rng.integers(16)), int(rng.integers(n)), int(rng.integers(2))
+            full.append((r, s, t, h, i, ph))
+            zeroed.append((r, s, t, h if "hops" in declared else 0, i if "inter" in declared else 0,
+                           ph if "phase" in declared else 0))
+
+    def answers(queries):
+        got = []
+        for r in range(n):           # the table units of router r: ROMs of its rows
+            dut = make_unit(name, net, router=None if name == "polarstar" else r)
+
+            async def tb(ctx):
+                for q in queries[r * n:(r + 1) * n]:
+                    assert q[0] == r
+                    _, s, t, h, i, ph = q
+                    ctx.set(dut.router, r)
+                    ctx.set(dut.query[0].as_value(), (s << off["src"]) | (t << off["dst"]) | (h << off["hops"])
+                            | (i << off["inter"]) | (ph << off["phase"]))
+                    got.append((ctx.get(dut.answer[0].mask), ctx.get(dut.answer[0].as_value())))
+
+            sim = Simulator(dut)
+            sim.add_testbench(tb)
+            sim.run()
+        return got
+
+    a, b = answers(full), answers(zeroed)
+    assert sum(mask != 0 for mask, _ in a) == n * n - n         # a candidate everywhere but at the destination
+    assert a == b

@@ -271,3 +271,43 @@ def test_router_parameter_checks():
         Router(4, 1, prm, lay, unit, 26, 3, router_id=26)
     with pytest.raises(ValueError, match="unit"):
         Router(5, 1, prm, lay, unit, 26, 3)
+
+
+def test_flit_layout_carries_the_optional_fields_the_unit_reads():
+    """header="routing": the flit carries the optional header fields its routing unit reads and
+    no other (width 0: pack ignores the value, unpack gives 0); header="all": every one. The
+    other fields keep their widths and order; bad values are one-line errors."""
+    from hdl.network import carried_fields, plan
+    from hdl.routing_units import unit_reads
+    from sim.flit import HOPS_BITS, OPTIONAL_FIELDS, pack, unpack
+    from topologies import ParameterError
+    net = polarstar(3, "iq", 0)
+    from routing_logic.registry import make_routing
+    params = RouterParams(vcs=4)
+    full = flit_layout(net.num_routers, 1, params)
+    want_full = {"hops": HOPS_BITS, "inter": 5, "phase": 1}
+    assert {k: full[k].width for k in OPTIONAL_FIELDS} == want_full
+    for routing in ("min", "polarstar", "polarized"):
+        for header in ("routing", "all"):
+            vcs = int(make_routing(routing, net, check_deadlock=False, vcs=1).default_vcs())
+            prm = RouterParams(vcs=max(4, vcs))
+            lay = plan(net, routing, prm, header=header).layout
+            full = flit_layout(net.num_routers, 1, prm)
+            carried = set(OPTIONAL_FIELDS) if header == "all" else set(unit_reads(routing))
+            assert set(carried_fields(routing, header)) == carried
+            assert {k: lay[k].width for k in OPTIONAL_FIELDS} == {k: (w if k in carried else 0)
+                                                                  for k, w in want_full.items()}
+            assert [(k, f.width) for k, f in lay if k not in OPTIONAL_FIELDS] == \
+                [(k, f.width) for k, f in full if k not in OPTIONAL_FIELDS]
+            assert lay.size == full.size - sum(w for k, w in want_full.items() if k not in carried)
+            fields = {"head": 1, "vc": 1, "src": 25, "dst": 3, "hops": 9, "inter": 17, "phase": 1, "seq": 2,
+                      "packet": 0xBEEF, "payload": 0xDEADBEEF}
+            back = unpack(lay, pack(lay, fields))
+            assert back == {k: (fields.get(k, 0) if k not in OPTIONAL_FIELDS or k in carried else 0) for k, _ in lay}
+    assert flit_layout(net.num_routers, 1, params, carried=()).size == flit_layout(net.num_routers, 1, params).size - 10
+    for call, what in ((lambda: carried_fields("min", "lean"), "header='lean': must be one of routing, all"),
+                       (lambda: flit_layout(26, 1, params, carried=("vc",)), "carried=('vc',): optional header"),
+                       (lambda: plan(net, "min", params, header="none"), "header='none'")):
+        with pytest.raises(ParameterError) as exc:
+            call()
+        assert str(exc.value).startswith(what) and "\n" not in str(exc.value)

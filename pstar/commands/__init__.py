@@ -39,3 +39,12 @@ def add_vc_policy(p, note: str = "") -> None:
     p.add_argument("--vc-policy", default="hops", choices=tuple(VC_POLICIES),
                    help="VC classes: hops (class = hops taken, the default) or turns (class = down-then-up turns "
                         "over router ids: PolarStar minimal routing with 2 VCs; docs/routing.md)" + note)
+
+
+def add_header(p) -> None:
+    """`--header`, as every command that elaborates the RTL takes it (sim.flit.HEADERS)."""
+    from sim.flit import HEADERS
+    p.add_argument("--header", default=HEADERS[0], choices=HEADERS,
+                   help="optional header fields the flits carry: those the routing unit reads (routing, the "
+                        "default: none for min and polarstar, the phase bit for polarized) or all (also the hop "
+                        "count and the Valiant intermediate, which no unit reads)")

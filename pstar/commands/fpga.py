@@ -15,7 +15,7 @@ component (fpga/area.py); `sweep` builds the area/Fmax table of docs/fpga.md (fp
 """
 from __future__ import annotations
 
-from . import Result, add_latencies, add_vc_policy, table
+from . import Result, add_header, add_latencies, add_vc_policy, table
 
 
 def _pnr_router(p):
@@ -37,12 +37,14 @@ def _router_options(p):
                    help="1: switch traversal in the cycle after switch allocation (default 0)")
     add_latencies(p)
     add_vc_policy(p)
+    add_header(p)
 
 
 def _router_options_of(args) -> dict:
     """The options `_router_options` adds, as FpgaConfig fields."""
     return {"va_stages": args.va_stages, "sa_stages": args.sa_stages, "st_stage": args.st_stage,
-            "vc_policy": args.vc_policy, "link_latency": args.link_latency, "credit_latency": args.credit_latency}
+            "vc_policy": args.vc_policy, "link_latency": args.link_latency, "credit_latency": args.credit_latency,
+            "header": args.header}
 
 
 def _common_build(p):

@@ -15,7 +15,7 @@ import time
 from topologies import build
 from topologies.errors import ParameterError
 
-from . import Result, add_vc_policy, table
+from . import Result, add_header, add_vc_policy, table
 
 ROUTINGS = ("polarstar", "min", "polarized")
 
@@ -32,6 +32,7 @@ def add_parser(sub):
     p.add_argument("--out", default="pstar_network.v", help="output file (default pstar_network.v)")
     p.add_argument("--per-router", action="store_true", help="one Verilog module per router (area studies)")
     add_vc_policy(p, "; turns needs --per-router")
+    add_header(p)
     return p
 
 
@@ -55,7 +56,8 @@ def run(args) -> Result:
         kw["depth"] = args.depth
     params = RouterParams(**kw)
     routing_obj = build_routing(net, args.routing, params, args.vc_policy)
-    text, top = network_verilog(net, args.routing, params, shared=not args.per_router, routing_obj=routing_obj)
+    text, top = network_verilog(net, args.routing, params, shared=not args.per_router, routing_obj=routing_obj,
+                                header=args.header)
     out = pathlib.Path(args.out)
     try:
         out.write_text(text)
@@ -63,7 +65,7 @@ def run(args) -> Result:
         raise ParameterError(f"out={args.out!r}: cannot write ({e.strerror})") from None
     data = {"spec": net.spec or net.name, "routers": net.num_routers, "endpoints": net.num_endpoints,
             "routing": args.routing, "vcs": vcs, "vc_policy": args.vc_policy, "depth": params.depth, "ports_per_router": top.R + top.p,
-            "vc_classes": top.C, "flit_bits": top.layout.size, "per_router": bool(args.per_router),
+            "vc_classes": top.C, "flit_bits": top.layout.size, "header": args.header, "per_router": bool(args.per_router),
             "router_modules": net.num_routers if args.per_router else 1, "out": str(out), "bytes": len(text),
             "seconds": round(time.perf_counter() - t0, 2)}
     return Result(data, table(list(data.items())))
