@@ -26,7 +26,8 @@ The destination LFSR advances 32 steps every time a packet starts sending (its h
   an upstream router could have set: inter (x[0:12]·n) >> 12 (any router), hops 1 + x[12],
   phase x[13]. (The min and PolarStar units ignore inter and phase, the Polarized unit routes a
   phase-0 head minimally; randomizing them keeps the router's storage and logic for every header
-  bit alive in a single-router synthesis.)
+  bit alive in a single-router synthesis. A field the layout does not carry, sim.flit
+  OPTIONAL_FIELDS, takes none of these bits.)
 
 `GeneratorModel` replays this in Python: the packets (source endpoint, destination endpoint,
 creation cycle = decision cycle + 1) the hardware creates, for `sim.network_sim.NetworkSim.add_packets`. It is exact
