@@ -60,6 +60,7 @@ class FpgaConfig:
     link_latency: int = 1            # cycles from SA grant to the next router's buffer (RouterParams.link_latency)
     credit_latency: int = 1          # cycles from a buffer pop to the upstream credit (RouterParams.credit_latency)
     header: str = "routing"          # optional header fields the flits carry (sim.flit.HEADERS)
+    packet_id_bits: int = 16         # the flits' packet id (RouterParams.packet_id_bits)
     freq_mhz: float | None = None    # None: 100 MHz on ECP5, the 12 MHz board clock on iCE40
     router: int = 0                  # which router of SPEC the router / unit design builds
     id_input: bool = False           # unit design: the router id is an input (table units: a loadable RAM)
@@ -72,7 +73,7 @@ class FpgaConfig:
     # build directories of earlier builds keep their names
     _KEY_DEFAULTS = {"pnr_router": "router1", "id_input": False, "wide_luts": True, "va_stages": 1, "sa_stages": 1,
                      "st_stage": 0, "vc_policy": "hops", "link_latency": 1, "credit_latency": 1,
-                     "header": "routing"}
+                     "header": "routing", "packet_id_bits": 16}
 
     def key(self) -> str:
         d = dataclasses.asdict(self)
@@ -113,6 +114,7 @@ def validate(cfg: FpgaConfig):
     _int("link-latency", cfg.link_latency, 1, 8)
     _int("credit-latency", cfg.credit_latency, 1, 8)
     vc_policy_class(cfg.vc_policy, "vc-policy")
+    _int("packet-id-bits", cfg.packet_id_bits, 1, 32)
     if cfg.header not in HEADERS:
         raise ParameterError(f"header={cfg.header!r}: must be one of {', '.join(HEADERS)}")
     _int("seed", cfg.seed, 0, 2**31 - 1)
@@ -138,7 +140,7 @@ def validate(cfg: FpgaConfig):
         raise ParameterError(f"id-input: only for --design unit (the {cfg.design} design's routers have constant ids)")
     params = RouterParams(vcs=cfg.vcs, depth=cfg.depth, payload_bits=cfg.flit_width, va_stages=cfg.va_stages,
                           sa_stages=cfg.sa_stages, st_stage=cfg.st_stage, link_latency=cfg.link_latency,
-                          credit_latency=cfg.credit_latency)
+                          credit_latency=cfg.credit_latency, packet_id_bits=cfg.packet_id_bits)
     return board, net, params, float(freq), routing_for(cfg, net, params)
 
 
@@ -266,9 +268,10 @@ def default_build_dir(cfg: FpgaConfig) -> pathlib.Path:
 
 
 def pipeline_report(params, vc_policy: str) -> dict:
-    """The router's pipeline and link options, as every report names them."""
+    """The router's pipeline, link and packet-id options, as every report names them."""
     return {"va_stages": params.va_stages, "sa_stages": params.sa_stages, "st_stage": params.st_stage,
-            "vc_policy": vc_policy, "link_latency": params.link_latency, "credit_latency": params.credit_latency}
+            "vc_policy": vc_policy, "link_latency": params.link_latency, "credit_latency": params.credit_latency,
+            "packet_id_bits": params.packet_id_bits}
 
 
 def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False) -> dict:

@@ -1,8 +1,9 @@
 """On-chip traffic for FPGA prototypes: generators, checkers and their bit-exact Python model.
 
 Payload. Every flit carries `payload_crc(layout, src, src_ep, packet, seq)`: the CRC-32 of zlib
-(`zlib.crc32`) of the little-endian bytes of the bit vector `seq | packet << s | src_ep << (s+16)
-| src << (s+16+w)` (field widths of the flit layout: s = seq, w = src_ep), the 32 bits repeated
+(`zlib.crc32`) of the little-endian bytes of the bit vector `seq | packet << s | src_ep << (s+k)
+| src << (s+k+w)` (field widths of the flit layout: s = seq, k = packet, 16 unless
+`RouterParams.packet_id_bits` says otherwise, w = src_ep), the 32 bits repeated
 and cut to `payload_bits`. `PayloadCRC` is the same function as logic: the CRC is affine over
 GF(2), so each output bit is the XOR of the input bits that `zlib.crc32` maps onto it (derived
 from the Python function on the unit vectors, `affine_logic`).
@@ -376,7 +377,7 @@ class TrafficGenerator(wiring.Component):
         backlog = Signal(self.backlog_bits)
         most = (1 << self.backlog_bits) - 1               # packets the backlog holds
         created = Signal(16)
-        packet = Signal(16)
+        packet = Signal(lay["packet"].shape)           # wraps at 2^packet_id_bits
         seq = Signal(range(L))
         cur_vc = Signal(range(V))
         names = ("dst", "dst_ep", "src", "src_ep", "inter", "hops", "phase")
@@ -504,7 +505,7 @@ class TrafficChecker(wiring.Component):
         is_open = [Signal(name=f"open{v}") for v in range(V)]
         o_src = [Signal(lay["src"].shape, name=f"src{v}") for v in range(V)]
         o_ep = [Signal(lay["src_ep"].shape, name=f"src_ep{v}") for v in range(V)]
-        o_pk = [Signal(16, name=f"packet{v}") for v in range(V)]
+        o_pk = [Signal(lay["packet"].shape, name=f"packet{v}") for v in range(V)]
         o_seq = [Signal(lay["seq"].shape, name=f"seq{v}") for v in range(V)]
         sel = (lambda xs: Array(xs)[f.vc]) if V > 1 else (lambda xs: xs[0])
         cont = Signal()

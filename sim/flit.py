@@ -53,7 +53,7 @@ def flit_layout(routers: int, endpoints_per_router: int, params: RouterParams = 
         "inter": opt["inter"],
         "phase": opt["phase"],
         "seq": bits_for(params.packet_flits),
-        "packet": 16,
+        "packet": params.packet_id_bits,
         "payload": params.payload_bits,
     })
 

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass
 from topologies.errors import ParameterError
 
 DEFAULTS = {"alloc_iters": 1, "vcs": 4, "depth": 8, "packet_flits": 4, "link_latency": 1, "credit_latency": 1, "watchdog": 2000,
-            "payload_bits": 32, "va_stages": 1, "sa_stages": 1, "st_stage": 0}
+            "payload_bits": 32, "packet_id_bits": 16, "va_stages": 1, "sa_stages": 1, "st_stage": 0}
 
 
 @dataclass(frozen=True)
@@ -21,6 +21,7 @@ class RouterParams:
     credit_latency: int = DEFAULTS["credit_latency"]  # cycles, FIFO pop -> upstream credit
     watchdog: int = DEFAULTS["watchdog"]            # idle cycles with flits in flight -> deadlock
     payload_bits: int = DEFAULTS["payload_bits"]    # payload field of the flit
+    packet_id_bits: int = DEFAULTS["packet_id_bits"]  # the flit's packet id (low bits of the source's count)
     alloc_iters: int = DEFAULTS["alloc_iters"]      # switch-allocator iterations per cycle
     va_stages: int = DEFAULTS["va_stages"]          # VC allocation: 1 (choose + arbitrate), 2 (pipelined)
     sa_stages: int = DEFAULTS["sa_stages"]          # switch allocation: 1, or 2 (input stage, then output stage)
@@ -28,7 +29,7 @@ class RouterParams:
 
     def __post_init__(self):
         limits = {"vcs": (1, 64), "depth": (1, 1 << 16), "packet_flits": (1, 256), "link_latency": (1, 64),
-                  "credit_latency": (1, 64), "watchdog": (10, 10**9), "payload_bits": (0, 4096), "alloc_iters": (1, 8),
+                  "credit_latency": (1, 64), "watchdog": (10, 10**9), "payload_bits": (0, 4096), "packet_id_bits": (1, 32), "alloc_iters": (1, 8),
                   "va_stages": (1, 2), "sa_stages": (1, 2), "st_stage": (0, 1)}
         for key, (lo, hi) in limits.items():
             v = getattr(self, key)

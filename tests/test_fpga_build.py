@@ -75,6 +75,8 @@ def cli(argv, capsys):
     (["--board", "icebreaker", "--no-wide-luts"], "no-wide-luts: an ECP5 option"),
     (["--board", "ulx3s-85f", "--link-latency", "0"], "link-latency=0: must be an integer in 1..8"),
     (["--board", "ulx3s-85f", "--credit-latency", "9"], "credit-latency=9: must be an integer in 1..8"),
+    (["--board", "ulx3s-85f", "--packet-id-bits", "0"], "packet-id-bits=0: must be an integer in 1..32"),
+    (["--board", "ulx3s-85f", "--header", "lean"], "--header: invalid choice: 'lean'"),
 ])
 def test_bad_options_are_one_line_errors(argv, needle, capsys):
     code, out, err = cli(["fpga", "build", "polarstar:q=3,supernode=iq,degree=0", *argv, "--dry-run"], capsys)
@@ -99,6 +101,12 @@ def test_dry_run_reports_the_configuration(capsys):
     full = json.loads(out)
     assert (rep["header"], full["header"]) == ("routing", "all") and full["build_dir"] != rep["build_dir"]
     assert full["flit_bits"] == rep["flit_bits"] + 4 + 5 + 1
+    code, out, err = cli(["fpga", "build", "polarstar:q=3,supernode=iq,degree=0", "--board", "ulx3s-85f",
+                          "--ports", "6", "--vcs", "3", "--flit-width", "64", "--packet-id-bits", "8", "--dry-run",
+                          "--json"], capsys)
+    short = json.loads(out)
+    assert (rep["packet_id_bits"], short["packet_id_bits"]) == (16, 8) and short["build_dir"] != rep["build_dir"]
+    assert short["flit_bits"] == rep["flit_bits"] - 8
     code, out, err = cli(["fpga", "build", "polarstar:q=3,supernode=iq,degree=0", "--board", "ulx3s-85f",
                           "--design", "network", "--vcs", "2", "--vc-policy", "turns", "--dry-run", "--json"], capsys)
     turns = json.loads(out)

@@ -150,14 +150,17 @@ def test_uart_bad_divisor():
 
 
 # ---- payload CRC and LFSR logic -----------------------------------------------------------
-@pytest.mark.parametrize("routers,eps,payload_bits", [(7, 1, 32), (26, 2, 16), (1064, 5, 40)])
-def test_crc_logic_matches_reference(routers, eps, payload_bits):
-    params = RouterParams(payload_bits=payload_bits, packet_flits=4)
+@pytest.mark.parametrize("routers,eps,payload_bits,id_bits", [(7, 1, 32, 16), (26, 2, 16, 16), (1064, 5, 40, 16),
+                                                               (26, 1, 32, 8)])
+def test_crc_logic_matches_reference(routers, eps, payload_bits, id_bits):
+    params = RouterParams(payload_bits=payload_bits, packet_flits=4, packet_id_bits=id_bits)
     lay = flit_layout(routers, eps, params)
+    assert lay["packet"].width == id_bits
     dut = PayloadCRC(lay)
     rng = random.Random(routers)
-    cases = [(rng.randrange(routers), rng.randrange(eps), rng.randrange(1 << 16), rng.randrange(4))
-             for _ in range(200)] + [(0, 0, 0, 0), (routers - 1, eps - 1, 0xFFFF, 3)]
+    top_id = (1 << id_bits) - 1
+    cases = [(rng.randrange(routers), rng.randrange(eps), rng.randrange(top_id + 1), rng.randrange(4))
+             for _ in range(200)] + [(0, 0, 0, 0), (routers - 1, eps - 1, top_id, 3)]
 
     async def bench(ctx):
         for s, se, pk, sq in cases:
@@ -512,13 +515,15 @@ def ejections_of(seen, lay, first, start):
 
 
 # V = the routing's VC classes; stages = (va_stages, st_stage, sa_stages): the one-cycle and the
-# pipelined router; latency = (link, credit): registered links as the network build can take them
-@pytest.mark.parametrize("routing,vcs,stages,latency", [("polarstar", 3, (1, 0, 1), (1, 1)), ("min", 2, (1, 0, 1), (1, 1)),
-                                                        ("min", 2, (2, 1, 2), (1, 1)), ("min", 2, (2, 1, 2), (2, 2))])
-def test_network_traffic_top_matches_model(routing, vcs, stages, latency):
+# pipelined router; latency = (link, credit): registered links as the network build can take them;
+# id_bits: the packet id's width (2: each source's ids wrap within the 5 packets of a run)
+@pytest.mark.parametrize("routing,vcs,stages,latency,id_bits", [
+    ("polarstar", 3, (1, 0, 1), (1, 1), 16), ("min", 2, (1, 0, 1), (1, 1), 16), ("min", 2, (2, 1, 2), (1, 1), 16),
+    ("min", 2, (2, 1, 2), (2, 2), 16), ("polarstar", 3, (1, 0, 1), (1, 1), 2)])
+def test_network_traffic_top_matches_model(routing, vcs, stages, latency, id_bits):
     net = build(SMALL)
     params = RouterParams(vcs=vcs, va_stages=stages[0], st_stage=stages[1], sa_stages=stages[2],
-                          link_latency=latency[0], credit_latency=latency[1])
+                          link_latency=latency[0], credit_latency=latency[1], packet_id_bits=id_bits)
     top = NetworkTrafficTop(net, routing, params, divisor=DIV)
     E, L = top.E, params.packet_flits
     load, budget = 45, 5
@@ -583,9 +588,10 @@ def test_network_traffic_top_matches_model(routing, vcs, stages, latency):
         s = int(pk["src"][pid])
         index[int(pid)] = per_src.get(s, 0)
         per_src[s] = index[int(pid)] + 1
-    want = sorted((int(c), int(e), int(pk["src"][pid]), index[int(pid)], int(sq)) for c, e, pid, sq in trace)
+    want = sorted((int(c), int(e), int(pk["src"][pid]), index[int(pid)] % (1 << id_bits), int(sq))
+                  for c, e, pid, sq in trace)
     got = ejections_of(top.seen, top.layout, top.network.ep_first, start)
-    assert len(got) == len(allp) * L
+    assert len(got) == len(allp) * L and top.layout["packet"].width == id_bits
     assert got == want
 
     if routing == "polarstar":
