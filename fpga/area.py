@@ -24,20 +24,21 @@ import time
 
 from topologies.errors import ParameterError
 
-from .build import FpgaConfig, get_board, pipeline_report, tool_env, validate
+from .build import FpgaConfig, body_block_bits, get_board, pipeline_report, tool_env, validate
 
 # (key, what it is, module-name pattern below the router); "core" takes the router module itself
 COMPONENTS = (
     ("va_arbiters", "VA arbiters: one round-robin arbiter per output VC over the input VCs of its class", r"va_arb_"),
     ("sa_arbiters", "SA arbiters: per input port over its V VCs, per output port over the P inputs",
      r"sa\d*_(in|out)"),
-    ("buffers", "input buffers: per port V FIFOs of B entries (LUTRAM); front fields read at every VC, "
+    ("buffers", "input buffers: per port V FIFOs of B entries (LUTRAM, the body partly in EBR with --body-bram); "
+                "front fields read at every VC, "
                 "the body at the chosen VC", r"buf\d+"),
     ("crossbar", "crossbar: per input a V:1 of the front fields, per output a P:1 of the flits", r"xbar"),
     ("unit", "routing unit: one lane per input port", r"unit"),
     ("core", "the rest: VA candidate choice and requests, credits, allocation state, drops", None),
 )
-CELLS = ("LUT4", "CCU2C", "PFUMX", "L6MUX21", "TRELLIS_DPR16X4", "TRELLIS_FF")
+CELLS = ("LUT4", "CCU2C", "PFUMX", "L6MUX21", "TRELLIS_DPR16X4", "DP16KD", "TRELLIS_FF")
 
 
 def lut_sites(cells: dict) -> int:
@@ -83,7 +84,8 @@ def area(cfg: FpgaConfig, progress: bool = True) -> dict:
         if progress:
             sys.stderr.write(f"[area] {text} ({time.monotonic() - t0:.0f} s)\n")
 
-    plan = NetworkTop(net, cfg.routing, params, routing_obj=routing, header=cfg.header)
+    plan = NetworkTop(net, cfg.routing, params, routing_obj=routing, header=cfg.header,
+                      body_block_bits=body_block_bits(cfg, net, params))
     plan._MustUse__silence = True          # only its router is elaborated
     router = plan.make_router(cfg.router)
     verilog = to_verilog(router, "router")
@@ -115,6 +117,7 @@ def area(cfg: FpgaConfig, progress: bool = True) -> dict:
     return {
         "spec": net.spec or cfg.spec, "routing": cfg.routing, "router": cfg.router, "ports": P, "vcs": V,
         "depth": params.depth, "flit_width": params.payload_bits, "flit_bits": router.layout.size, "header": cfg.header,
+        "body_bram_bits": router.body_block_bits,
         **pipeline_report(params, routing.vc_policy.name),
         "va_arbiters": P * V, "wide_luts": cfg.wide_luts,
         "components": [{"component": key, "what": what, **parts[key], "lut_sites": lut_sites(parts[key]),
@@ -127,15 +130,16 @@ def area(cfg: FpgaConfig, progress: bool = True) -> dict:
 
 
 def table(rep: dict) -> str:
-    head = "| component | LUT sites | share | LUT4 | CCU2C | PFUMX + L6MUX21 | DPR16X4 | FF | what |\n" \
-           "|---|---|---|---|---|---|---|---|---|"
+    head = "| component | LUT sites | share | LUT4 | CCU2C | PFUMX + L6MUX21 | DPR16X4 | DP16KD | FF | what |\n" \
+           "|---|---|---|---|---|---|---|---|---|---|"
     rows = [head]
     flat = {"component": "flattened", "share": None, **rep["flattened"],
             "what": "the same router synthesized flat, as a build synthesizes it (optimized across components)"}
     for c in rep["components"] + [{"component": "total", "what": "", "share": 1.0, **rep["total"]}, flat]:
         share = "" if c["share"] is None else f"{100 * c['share']:.1f} %"
         rows.append(f"| {c['component']} | {c['lut_sites']} | {share} | {c['LUT4']} | {c['CCU2C']} | "
-                    f"{c['PFUMX'] + c['L6MUX21']} | {c['TRELLIS_DPR16X4']} | {c['TRELLIS_FF']} | {c['what']} |")
+                    f"{c['PFUMX'] + c['L6MUX21']} | {c['TRELLIS_DPR16X4']} | {c['DP16KD']} | {c['TRELLIS_FF']} | "
+                    f"{c['what']} |")
     return "\n".join(rows)
 
 

@@ -31,6 +31,7 @@ class Board:
     clock_mhz: float     # board oscillator
     leds: int
     pll: bool            # can the top synthesize another frequency?
+    ebr: int = 0         # block RAMs the router buffers may take (ECP5 DP16KD; 0: none)
 
     def make_platform(self):
         import importlib
@@ -38,7 +39,7 @@ class Board:
 
 
 BOARDS = {
-    "ulx3s-85f": Board("ulx3s-85f", "amaranth_boards.ulx3s", "ULX3S_85F_Platform", "ecp5", 25.0, 8, True),
+    "ulx3s-85f": Board("ulx3s-85f", "amaranth_boards.ulx3s", "ULX3S_85F_Platform", "ecp5", 25.0, 8, True, 208),
     "icebreaker": Board("icebreaker", "amaranth_boards.icebreaker", "ICEBreakerPlatform", "ice40", 12.0, 2, False),
 }
 

@@ -36,6 +36,7 @@ from .boards import BoardTop, ecp5_pll_params, get_board
 from .report import diagnose, read_report
 
 DESIGNS = ("router", "network", "unit")
+BODY_BRAM = ("auto", "off")
 PNR_ROUTERS = ("router1", "router2")
 ROUTINGS = ("polarstar", "min", "polarized")
 BAUD = 115200
@@ -61,6 +62,7 @@ class FpgaConfig:
     credit_latency: int = 1          # cycles from a buffer pop to the upstream credit (RouterParams.credit_latency)
     header: str = "routing"          # optional header fields the flits carry (sim.flit.HEADERS)
     packet_id_bits: int = 16         # the flits' packet id (RouterParams.packet_id_bits)
+    body_bram: str = "auto"          # buffer bodies in block RAM: auto (with st_stage 1, as the device allows) or off
     freq_mhz: float | None = None    # None: 100 MHz on ECP5, the 12 MHz board clock on iCE40
     router: int = 0                  # which router of SPEC the router / unit design builds
     id_input: bool = False           # unit design: the router id is an input (table units: a loadable RAM)
@@ -73,7 +75,7 @@ class FpgaConfig:
     # build directories of earlier builds keep their names
     _KEY_DEFAULTS = {"pnr_router": "router1", "id_input": False, "wide_luts": True, "va_stages": 1, "sa_stages": 1,
                      "st_stage": 0, "vc_policy": "hops", "link_latency": 1, "credit_latency": 1,
-                     "header": "routing", "packet_id_bits": 16}
+                     "header": "routing", "packet_id_bits": 16, "body_bram": "auto"}
 
     def key(self) -> str:
         d = dataclasses.asdict(self)
@@ -115,6 +117,8 @@ def validate(cfg: FpgaConfig):
     _int("credit-latency", cfg.credit_latency, 1, 8)
     vc_policy_class(cfg.vc_policy, "vc-policy")
     _int("packet-id-bits", cfg.packet_id_bits, 1, 32)
+    if cfg.body_bram not in BODY_BRAM:
+        raise ParameterError(f"body-bram={cfg.body_bram!r}: must be one of {', '.join(BODY_BRAM)}")
     if cfg.header not in HEADERS:
         raise ParameterError(f"header={cfg.header!r}: must be one of {', '.join(HEADERS)}")
     _int("seed", cfg.seed, 0, 2**31 - 1)
@@ -163,6 +167,29 @@ def routing_for(cfg: FpgaConfig, net, params):
     return make_routing(cfg.routing, net, check_deadlock=False, **kw)
 
 
+EBR_BITS, EBR_DEPTH = 36, 512       # an ECP5 DP16KD as a 512 x 36 pseudo-dual-port RAM
+
+
+def body_block_bits(cfg: FpgaConfig, net, params) -> int:
+    """Bits of every input buffer's body kept in block RAM (hdl/buffer.py), the same for every
+    router: with `body_bram` auto, the switch traversal stage (the read is synchronous) and a
+    board with EBRs, each input buffer of the design gets as many as the device has per buffer,
+    36 bits each (more than one per 36 bits when V·B exceeds 512 entries); the router caps it at
+    its body's width. Otherwise 0 (all LUTRAM)."""
+    board = get_board(cfg.board)
+    if cfg.body_bram == "off" or not params.st_stage or not board.ebr or cfg.design == "unit":
+        return 0
+    buffers = (int(net.ports.max()) + int(net.endpoints.max())) * (net.num_routers if cfg.design == "network" else 1)
+    per_36 = -(-params.vcs * params.depth // EBR_DEPTH)
+    return EBR_BITS * (board.ebr // (buffers * per_36))
+
+
+def body_bram_bits(cfg: FpgaConfig, net, params, layout) -> int:
+    """What `body_block_bits` comes to in a router of this flit layout (capped at its body)."""
+    from hdl.crossbar import split_layout
+    return min(body_block_bits(cfg, net, params), split_layout(layout)[1].size)
+
+
 def make_inner(cfg: FpgaConfig, net, params, freq_mhz: float, routing):
     """The board-independent traffic top of the design (fpga.tops)."""
     from .tops import NetworkTrafficTop, RouterTrafficTop, RoutingUnitTop
@@ -173,7 +200,7 @@ def make_inner(cfg: FpgaConfig, net, params, freq_mhz: float, routing):
     # ECP5: registered draws keep the generators' products off the paths into the router (Fmax).
     # iCE40: the UP5K is full with one small router, and 12 MHz leaves slack for the products.
     kw = {"divisor": divisor, "routing_obj": routing, "registered_draws": get_board(cfg.board).family != "ice40",
-          "header": cfg.header}
+          "header": cfg.header, "body_block_bits": body_block_bits(cfg, net, params)}
     if cfg.design == "network":
         return NetworkTrafficTop(net, cfg.routing, params, **kw)
     return RouterTrafficTop(net, cfg.routing, params, router=cfg.router, **kw)
@@ -282,12 +309,13 @@ def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False) -> dict
         from hdl.network import carried_fields
         from sim.flit import flit_layout
         out_dir = pathlib.Path(cfg.build_dir) if cfg.build_dir else default_build_dir(cfg)
+        layout = flit_layout(net.num_routers, int(net.endpoints.max()), params, carried_fields(cfg.routing, cfg.header))
         return {"board": board.name, "family": board.family, "design": cfg.design, "spec": net.spec or cfg.spec,
                 "routing": cfg.routing, "routers": net.num_routers if cfg.design == "network" else 1,
                 "ports": int(net.ports.max()) + int(net.endpoints.max()), "vcs": params.vcs,
                 "depth": params.depth, "flit_width": params.payload_bits, **pipeline_report(params, cfg.vc_policy),
-                "flit_bits": flit_layout(net.num_routers, int(net.endpoints.max()), params,
-                                         carried_fields(cfg.routing, cfg.header)).size, "header": cfg.header,
+                "flit_bits": layout.size, "header": cfg.header,
+                **({"body_bram_bits": body_bram_bits(cfg, net, params, layout)} if cfg.design != "unit" else {}),
                 "clock_mhz": freq, "wide_luts": cfg.wide_luts, "build_dir": str(out_dir),
                 **({"id_input": cfg.id_input} if cfg.design == "unit" else {})}
     env = tool_env(board.family)        # the tools are there, before anything is written
@@ -348,7 +376,8 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
         "routing": cfg.routing, "routers": net.num_routers if cfg.design == "network" else 1,
         "ports": int(net.ports.max()) + int(net.endpoints.max()), "vcs": params.vcs, "depth": params.depth,
         "flit_width": params.payload_bits, "flit_bits": layout_bits, **pipeline_report(params, cfg.vc_policy),
-        **({"header": cfg.header} if cfg.design != "unit" else {}), "clock_mhz": top.freq_mhz,
+        **({"header": cfg.header, "body_bram_bits": body_bram_bits(cfg, net, params, inner.layout)}
+           if cfg.design != "unit" else {}), "clock_mhz": top.freq_mhz,
         "network_routers": net.num_routers,
         **({"lanes": inner.lanes, "id_input": cfg.id_input} if cfg.design == "unit" else {}),
         **figures, "seed": cfg.seed, "pnr_router": cfg.pnr_router, "wide_luts": cfg.wide_luts, "commit": commit,
@@ -357,4 +386,4 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
     }
 
 
-__all__ = ["DESIGNS", "FpgaConfig", "PNR_ROUTERS", "ROUTINGS", "build", "check_pnr_router", "pipeline_report", "validate"]
+__all__ = ["BODY_BRAM", "DESIGNS", "FpgaConfig", "PNR_ROUTERS", "ROUTINGS", "body_block_bits", "body_bram_bits", "build", "check_pnr_router", "pipeline_report", "validate"]

@@ -15,6 +15,14 @@ flit fields only the crossbar reads, so that those are read once per port (at th
 allocator chose) instead of once per VC and then multiplexed: the LUTRAM's own read multiplexer
 does the V:1 selection, and synthesis cannot merge it into the crossbar's P:1 (see docs/fpga.md,
 "Where the area goes").
+
+With `body_sync`, the low `body_block_bits` bits of the body can live in block RAM instead (a
+memory with a synchronous read port, marked `ram_style = "block"`: an ECP5 EBR holds 36 bits of
+each of up to 512 entries): the same read, the address taken at the clock edge instead of a
+register in front of the LUTRAM. It is marked `no_rw_check` too, so that Yosys adds no logic for
+a read and a write of one address at one edge: the entry the switch allocator reads is at the
+front of a non-empty VC, which a write can reach only when the VC is full, and a write to a full
+VC is refused (a read with nothing at the front is never used).
 """
 from __future__ import annotations
 
@@ -23,6 +31,7 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from .checks import quiet_on_error
 from .gf import index2
 
 
@@ -31,7 +40,9 @@ class VCBuffer(wiring.Component):
     # flag off by one) to show that the FIFO proof catches it (tests/test_formal.py)
     _slack = 0
 
-    def __init__(self, vcs: int, depth: int, width: int, body_width: int = 0, body_sync: bool = False):
+    @quiet_on_error
+    def __init__(self, vcs: int, depth: int, width: int, body_width: int = 0, body_sync: bool = False,
+                 body_block_bits: int = 0):
         for name, v in (("vcs", vcs), ("depth", depth), ("width", width)):
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"{name}={v!r}: must be a positive integer")
@@ -39,6 +50,12 @@ class VCBuffer(wiring.Component):
             raise ValueError(f"body_width={body_width!r}: must be an integer >= 0")
         self.vcs, self.depth, self.width, self.body_width = vcs, depth, width, body_width
         self.body_sync = bool(body_sync)
+        if not isinstance(body_block_bits, int) or isinstance(body_block_bits, bool) or \
+                not 0 <= body_block_bits <= body_width:
+            raise ValueError(f"body_block_bits={body_block_bits!r}: must be an integer in 0..{body_width} (the body)")
+        if body_block_bits and not self.body_sync:
+            raise ValueError(f"body_block_bits={body_block_bits}: block RAM reads are synchronous; needs body_sync")
+        self.body_block_bits = body_block_bits
         body = {} if body_width == 0 else {
             "w_body": In(body_width),
             "rd_vc": In(range(vcs)) if vcs > 1 else In(1),
@@ -93,10 +110,6 @@ class VCBuffer(wiring.Component):
             self.overflow.eq(self.w_valid & full),
         ]
         if self.body_width:
-            m.submodules.body = body = Memory(shape=self.body_width, depth=V * B, init=[])
-            bw = body.write_port()
-            m.d.comb += [bw.addr.eq(wp.addr), bw.data.eq(self.w_body), bw.en.eq(wp.en)]
-            rp = body.read_port(domain="comb")
             rvc = self.rd_vc if V > 1 else Const(0, 1)
             head_sel = Signal(range(B))
             for v in range(V):
@@ -104,13 +117,28 @@ class VCBuffer(wiring.Component):
                     m.d.comb += head_sel.eq(head[v])
             addr = Signal(range(V * B), name="rd_addr")
             m.d.comb += addr.eq(index2(rvc, head_sel, B))
+            addr_r = addr
             if self.body_sync:
                 # the address is registered, the read itself is in the next cycle: the LUTRAM
                 # read is then off the path that chooses the address (the switch allocator)
                 addr_r = Signal(range(V * B), name="rd_addr_r")
                 m.d.sync += addr_r.eq(addr)
-                addr = addr_r
-            m.d.comb += [rp.addr.eq(addr), self.rd_body.eq(rp.data)]
+            k = self.body_block_bits
+            parts = [("body_block", 0, k, {"ram_style": "block", "no_rw_check": 1}), ("body", k, self.body_width, None)]
+            for name, lo, hi, attrs in parts:
+                if hi == lo:
+                    continue
+                mem = Memory(shape=hi - lo, depth=V * B, init=[], attrs=attrs)
+                m.submodules[name] = mem
+                bw = mem.write_port()
+                m.d.comb += [bw.addr.eq(wp.addr), bw.data.eq(self.w_body[lo:hi]), bw.en.eq(wp.en)]
+                if attrs:
+                    rp = mem.read_port(domain="sync")          # its address register is the RAM's
+                    m.d.comb += rp.addr.eq(addr)
+                else:
+                    rp = mem.read_port(domain="comb")
+                    m.d.comb += rp.addr.eq(addr_r)
+                m.d.comb += self.rd_body[lo:hi].eq(rp.data)
         return m
 
 

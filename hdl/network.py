@@ -13,6 +13,8 @@ The flit layout (`self.layout`, `sim.flit.flit_layout`) carries the optional hea
 routing unit reads (`header="routing"`, the default: none for `min` and `polarstar`, the phase
 bit for `polarized`) or all of them (`header="all"`: also the hop count and the Valiant
 intermediate, which no unit reads; the hop count is then incremented on every network hop).
+`body_block_bits`: bits of each input buffer's body kept in block RAM (`hdl/buffer.py`; with the
+switch traversal stage only).
 
 Endpoint e of router r is `first[r] + k` (k-th local port, `R + k`), as in `sim`. Interface
 timing: a flit or credit presented in cycle t is consumed at the edge ending t; with link /
@@ -76,7 +78,8 @@ def build_routing(net: Network, routing: str, params: RouterParams, vc_policy: s
 class NetworkTop(wiring.Component):
     @quiet_on_error
     def __init__(self, net: Network, routing: str = "polarstar", params: RouterParams = RouterParams(),
-                 routing_obj=None, shared: bool = True, module_name: str = ROUTER_MODULE, header: str = "routing"):
+                 routing_obj=None, shared: bool = True, module_name: str = ROUTER_MODULE, header: str = "routing",
+                 body_block_bits: int = 0):
         if not isinstance(net, Network):
             raise TypeError(f"net={net!r}: must be a topologies.network.Network")
         if not isinstance(params, RouterParams):
@@ -92,6 +95,7 @@ class NetworkTop(wiring.Component):
         self.E = net.num_endpoints
         self.ep_first = np.concatenate([[0], np.cumsum(net.endpoints.astype(np.int64))])
         self.header = header
+        self.body_block_bits = body_block_bits
         self.layout = flit_layout(n, self.p, params, carried_fields(routing, header))
         self.C = vc_classes_for(self.routing, params.vcs)
         self.class_steps = self.routing.class_steps()
@@ -151,7 +155,7 @@ class NetworkTop(wiring.Component):
     def make_router(self, router_id):
         return Router(self.R, self.p, self.params, self.layout, self.unit_for(router_id), self.net.num_routers,
                       self.C, router_id, None if router_id is None else self.class_steps[router_id].tolist(),
-                      self.vc_class)
+                      self.vc_class, body_block_bits=self.body_block_bits)
 
     def check_shared(self) -> None:
         """The shared router module (one module, an id input) is built with hop classes: turn
@@ -379,14 +383,15 @@ def top_verilog(top: NetworkTop, name: str = "pstar_network", packed: bool = Fal
 
 def network_verilog(net: Network, routing: str = "polarstar", params: RouterParams = RouterParams(),
                     shared: bool = True, packed: bool = False, name: str = "pstar_network",
-                    routing_obj=None, header: str = "routing") -> tuple[str, NetworkTop]:
+                    routing_obj=None, header: str = "routing", body_block_bits: int = 0) -> tuple[str, NetworkTop]:
     """Verilog of the whole network: the top (`top_verilog`) and the router module(s).
 
     shared=True: one module `pstar_router` for every router (id tied at each instance, table
     rows through `load`). shared=False: module `pstar_router_{r}` per router, with its id and
     table contents as constants (one elaboration per router: for area studies of small networks).
     """
-    top = plan(net, routing, params, routing_obj=routing_obj, shared=shared, header=header)
+    top = plan(net, routing, params, routing_obj=routing_obj, shared=shared, header=header,
+               body_block_bits=body_block_bits)
     if shared:
         top.check_shared()
         text = top_verilog(top, name, packed)

@@ -98,13 +98,15 @@ class Router(wiring.Component):
     vc_classes: C (`vc_classes_for`); router_id: a constant id, or None for an `id` input;
     class_step: R x R class steps (network input port, network output port) of the VC policy
     (`Routing.class_steps()[router]`), or None for hop classes (every step 1); vc_class: the class
-    of each VC (the VC policy's `vc_class_table()`), or None for `class_of_vc`.
+    of each VC (the VC policy's `vc_class_table()`), or None for `class_of_vc`; body_block_bits:
+    how many bits of each input buffer's body go to block RAM (`hdl/buffer.py`; needs the switch
+    traversal stage, st_stage = 1; capped at the body's width; the same cycles either way).
     """
 
     @quiet_on_error
     def __init__(self, ports: int, endpoints: int, params: RouterParams, layout: data.StructLayout,
                  unit: Callable[[int], RoutingUnit], num_routers: int, vc_classes: int,
-                 router_id: int | None = None, class_step=None, vc_class=None):
+                 router_id: int | None = None, class_step=None, vc_class=None, body_block_bits: int = 0):
         _pos_int("ports", ports)
         _pos_int("endpoints", endpoints)
         _pos_int("num_routers", num_routers)
@@ -133,6 +135,11 @@ class Router(wiring.Component):
             raise ValueError(f"vc_class={vc_class}: must give each of the {V} VCs a class, non-decreasing, "
                              f"every class 0..{vc_classes - 1} used")
         self.vc_class = vc_class
+        if not isinstance(body_block_bits, int) or isinstance(body_block_bits, bool) or body_block_bits < 0:
+            raise ValueError(f"body_block_bits={body_block_bits!r}: must be an integer >= 0")
+        if body_block_bits and not params.st_stage:
+            raise ValueError(f"body_block_bits={body_block_bits}: block RAM reads take a cycle; needs st_stage=1")
+        self.body_block_bits = min(body_block_bits, split_layout(layout)[1].size)
         self.R, self.p = ports, endpoints
         self.P = ports + endpoints
         self.params = params
@@ -219,7 +226,8 @@ class Router(wiring.Component):
                 m.d.comb += ent.prio.eq(unit.answer[i].prio)
             if unit.escapes:
                 m.d.comb += body.phase.eq(fl.phase & ~(fl.head & unit.answer[i].escape))
-            buf = VCBuffer(V, B, entry.size, body_layout.size, body_sync=bool(prm.st_stage))
+            buf = VCBuffer(V, B, entry.size, body_layout.size, body_sync=bool(prm.st_stage),
+                           body_block_bits=self.body_block_bits)
             m.submodules[f"buf{i}"] = buf
             m.d.comb += [buf.w_valid.eq(valid), buf.w_data.eq(ent.as_value()), buf.w_body.eq(body)]
             if V > 1:

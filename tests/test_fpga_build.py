@@ -77,6 +77,7 @@ def cli(argv, capsys):
     (["--board", "ulx3s-85f", "--credit-latency", "9"], "credit-latency=9: must be an integer in 1..8"),
     (["--board", "ulx3s-85f", "--packet-id-bits", "0"], "packet-id-bits=0: must be an integer in 1..32"),
     (["--board", "ulx3s-85f", "--header", "lean"], "--header: invalid choice: 'lean'"),
+    (["--board", "ulx3s-85f", "--body-bram", "all"], "--body-bram: invalid choice: 'all'"),
 ])
 def test_bad_options_are_one_line_errors(argv, needle, capsys):
     code, out, err = cli(["fpga", "build", "polarstar:q=3,supernode=iq,degree=0", *argv, "--dry-run"], capsys)
@@ -107,6 +108,18 @@ def test_dry_run_reports_the_configuration(capsys):
     short = json.loads(out)
     assert (rep["packet_id_bits"], short["packet_id_bits"]) == (16, 8) and short["build_dir"] != rep["build_dir"]
     assert short["flit_bits"] == rep["flit_bits"] - 8
+    # body in block RAM: with the traversal stage only; the 85F's 208 EBRs over 26 x 5 buffers give
+    # each one (36 bits of the 62-bit body), one router's 5 buffers the whole body
+    ebr = {}
+    for extra in (["--design", "network"], ["--design", "router"], ["--design", "network", "--body-bram", "off"],
+                  ["--design", "network", "--st-stage", "0"], ["--design", "network", "--vcs", "4", "--depth", "256"]):
+        code, out, err = cli(["fpga", "build", "polarstar:q=3,supernode=iq,degree=0", "--board", "ulx3s-85f",
+                              "--routing", "min", "--vcs", "2", "--vc-policy", "turns", "--depth", "4", "--st-stage", "1",
+                              *extra, "--dry-run", "--json"], capsys)
+        assert code == 0, err
+        ebr[" ".join(extra[1:])] = json.loads(out)["body_bram_bits"]
+    assert ebr == {"network": 36, "router": 62, "network --body-bram off": 0, "network --st-stage 0": 0,
+                   "network --vcs 4 --depth 256": 0}            # V·B = 1024: two EBRs per 36 bits, 260 > 208
     code, out, err = cli(["fpga", "build", "polarstar:q=3,supernode=iq,degree=0", "--board", "ulx3s-85f",
                           "--design", "network", "--vcs", "2", "--vc-policy", "turns", "--dry-run", "--json"], capsys)
     turns = json.loads(out)

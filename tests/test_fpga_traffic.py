@@ -516,15 +516,18 @@ def ejections_of(seen, lay, first, start):
 
 # V = the routing's VC classes; stages = (va_stages, st_stage, sa_stages): the one-cycle and the
 # pipelined router; latency = (link, credit): registered links as the network build can take them;
-# id_bits: the packet id's width (2: each source's ids wrap within the 5 packets of a run)
-@pytest.mark.parametrize("routing,vcs,stages,latency,id_bits", [
-    ("polarstar", 3, (1, 0, 1), (1, 1), 16), ("min", 2, (1, 0, 1), (1, 1), 16), ("min", 2, (2, 1, 2), (1, 1), 16),
-    ("min", 2, (2, 1, 2), (2, 2), 16), ("polarstar", 3, (1, 0, 1), (1, 1), 2)])
-def test_network_traffic_top_matches_model(routing, vcs, stages, latency, id_bits):
+# id_bits: the packet id's width (2: each source's ids wrap within the 5 packets of a run);
+# block: bits of each buffer body in block RAM (a synchronous read, with the traversal stage)
+@pytest.mark.parametrize("routing,vcs,stages,latency,id_bits,block", [
+    ("polarstar", 3, (1, 0, 1), (1, 1), 16, 0), ("min", 2, (1, 0, 1), (1, 1), 16, 0),
+    ("min", 2, (2, 1, 2), (1, 1), 16, 0), ("min", 2, (2, 1, 2), (2, 2), 16, 36),
+    ("polarstar", 3, (1, 0, 1), (1, 1), 2, 0)])
+def test_network_traffic_top_matches_model(routing, vcs, stages, latency, id_bits, block):
     net = build(SMALL)
     params = RouterParams(vcs=vcs, va_stages=stages[0], st_stage=stages[1], sa_stages=stages[2],
                           link_latency=latency[0], credit_latency=latency[1], packet_id_bits=id_bits)
-    top = NetworkTrafficTop(net, routing, params, divisor=DIV)
+    top = NetworkTrafficTop(net, routing, params, divisor=DIV, body_block_bits=block)
+    assert top.network.proto.body_block_bits == block
     E, L = top.E, params.packet_flits
     load, budget = 45, 5
     corrupt_src = 4

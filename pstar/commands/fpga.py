@@ -41,13 +41,17 @@ def _router_options(p):
     p.add_argument("--packet-id-bits", type=int, default=16, metavar="N",
                    help="bits of the packet id every flit carries for the checkers (default 16; fewer make "
                         "large prototypes smaller, the id then wraps sooner)")
+    p.add_argument("--body-bram", default="auto", choices=("auto", "off"),
+                   help="with --st-stage 1: keep each input buffer's body (the flit fields only the crossbar "
+                        "reads) in block RAM as far as the device's EBRs go, 36 bits per EBR and buffer "
+                        "(auto, default), or all in LUTRAM (off)")
 
 
 def _router_options_of(args) -> dict:
     """The options `_router_options` adds, as FpgaConfig fields."""
     return {"va_stages": args.va_stages, "sa_stages": args.sa_stages, "st_stage": args.st_stage,
             "vc_policy": args.vc_policy, "link_latency": args.link_latency, "credit_latency": args.credit_latency,
-            "header": args.header, "packet_id_bits": args.packet_id_bits}
+            "header": args.header, "packet_id_bits": args.packet_id_bits, "body_bram": args.body_bram}
 
 
 def _common_build(p):
@@ -142,7 +146,7 @@ def run(args) -> Result:
                      id_input=args.id_input, seed=args.seed, pnr_router=args.pnr_router, wide_luts=not args.no_wide_luts, build_dir=args.build_dir)
     rep = build(cfg, progress=not args.quiet, dry_run=args.dry_run)
     keys = ["board", "design", "spec", "routing", "routers", "network_routers", "lanes", "id_input", "ports", "vcs",
-            "depth", "flit_width", "flit_bits", "header", "packet_id_bits", "va_stages", "sa_stages", "st_stage", "link_latency", "credit_latency",
+            "depth", "flit_width", "flit_bits", "header", "packet_id_bits", "body_bram_bits", "va_stages", "sa_stages", "st_stage", "link_latency", "credit_latency",
             "vc_policy",
             "clock_mhz", "wide_luts", "lut4", "ff", "bram", "dsp", "lutram", "lc", "fmax_mhz", "constraint_mhz", "timing_met",
             "critical_path", "seconds", "build_dir", "bitstream", "log"]
