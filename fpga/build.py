@@ -352,8 +352,9 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
     platform = board.make_platform()
     nextpnr_opts = f"--report report.json --timing-allow-fail --seed {cfg.seed} --router {cfg.pnr_router}"
     synth_opts = "" if cfg.wide_luts else "-nowidelut"
+    from hdl.buffer import BLOCK_RAM_YOSYS    # buffer bodies in block RAM: no read-write bypass (hdl/buffer.py)
     plan = platform.build(top, name="top", build_dir=str(out_dir), do_build=False, do_program=False,
-                          nextpnr_opts=nextpnr_opts, synth_opts=synth_opts)
+                          nextpnr_opts=nextpnr_opts, synth_opts=synth_opts, script_after_read=BLOCK_RAM_YOSYS)
     plan.extract(str(out_dir))
     t_elab = time.monotonic() - t_start
     packed = "top.config" if board.family == "ecp5" else "top.asc"

@@ -19,10 +19,13 @@ does the V:1 selection, and synthesis cannot merge it into the crossbar's P:1 (s
 With `body_sync`, the low `body_block_bits` bits of the body can live in block RAM instead (a
 memory with a synchronous read port, marked `ram_style = "block"`: an ECP5 EBR holds 36 bits of
 each of up to 512 entries): the same read, the address taken at the clock edge instead of a
-register in front of the LUTRAM. It is marked `no_rw_check` too, so that Yosys adds no logic for
-a read and a write of one address at one edge: the entry the switch allocator reads is at the
-front of a non-empty VC, which a write can reach only when the VC is full, and a write to a full
-VC is refused (a read with nothing at the front is never used).
+register in front of the LUTRAM. A read and a write of one address at one edge may return
+anything: the entry the switch allocator reads is at the front of a non-empty VC, which a write
+can reach only when the VC is full, and a write to a full VC is refused (a read with nothing at
+the front is never used). So Yosys need not add a bypass (a register of the written data and an
+address compare) for that case. It is told so by the memory's `no_rw_check` attribute when it
+reads Verilog, and by `BLOCK_RAM_YOSYS` (run after `read_rtlil`: Amaranth's RTLIL read port
+already says "old data on a collision", which the attribute does not undo) in the FPGA build.
 """
 from __future__ import annotations
 
@@ -33,6 +36,11 @@ from amaranth.lib.wiring import In, Out
 
 from .checks import quiet_on_error
 from .gf import index2
+
+
+BLOCK_MEMORY = "body_block"
+# Yosys, after reading Amaranth's RTLIL: a collision of the block RAM's read and write is "x"
+BLOCK_RAM_YOSYS = rf"setparam -set COLLISION_X_MASK 1 t:$memrd_v2 r:MEMID=\{BLOCK_MEMORY} %i"
 
 
 class VCBuffer(wiring.Component):
@@ -124,7 +132,7 @@ class VCBuffer(wiring.Component):
                 addr_r = Signal(range(V * B), name="rd_addr_r")
                 m.d.sync += addr_r.eq(addr)
             k = self.body_block_bits
-            parts = [("body_block", 0, k, {"ram_style": "block", "no_rw_check": 1}), ("body", k, self.body_width, None)]
+            parts = [(BLOCK_MEMORY, 0, k, {"ram_style": "block", "no_rw_check": 1}), ("body", k, self.body_width, None)]
             for name, lo, hi, attrs in parts:
                 if hi == lo:
                     continue
@@ -142,4 +150,4 @@ class VCBuffer(wiring.Component):
         return m
 
 
-__all__ = ["VCBuffer"]
+__all__ = ["VCBuffer", "BLOCK_MEMORY", "BLOCK_RAM_YOSYS"]

