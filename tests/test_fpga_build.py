@@ -173,13 +173,21 @@ def test_critical_path_summary():
 
 def test_router_build_to_bitstream(tmp_path):
     """One 4-port router (PolarStar q=2 IQ d'=0 + one endpoint) with its traffic harness on the
-    ECP5-85F, through Yosys and nextpnr to a bitstream."""
+    ECP5-85F, through Yosys and nextpnr to a bitstream. With the switch traversal stage, so that
+    the buffer bodies go to block RAM (`--body-bram auto`): all of each, two EBRs per buffer."""
+    from hdl.crossbar import split_layout
+    from hdl.network import plan
+    from sim.params import RouterParams
+    from topologies import build as build_net
     cfg = FpgaConfig(board="ulx3s-85f", design="router", spec="polarstar:q=2,supernode=iq,degree=0", ports=4,
-                     vcs=3, depth=4, flit_width=16, freq_mhz=50, build_dir=str(tmp_path / "b"))
+                     vcs=3, depth=4, flit_width=16, st_stage=1, freq_mhz=50, build_dir=str(tmp_path / "b"))
     rep = build(cfg, progress=False)
     bit = pathlib.Path(rep["bitstream"]).read_bytes()
     assert len(bit) > 100_000 and b"LFE5U-85F" in bit[:64] and b"\xbd\xb3" in bit[:64]   # ECP5 preamble
     assert rep["ports"] == 4 and rep["vcs"] == 3
+    body = split_layout(plan(build_net(cfg.spec), "polarstar", RouterParams(vcs=3, depth=4, payload_bits=16,
+                                                                             st_stage=1)).layout)[1].size
+    assert 36 < body <= 72 and rep["body_bram_bits"] == body and rep["bram"] == 4 * 2
     assert 500 < rep["lut4"] < 83640 and 200 < rep["ff"] < 83640
     assert rep["fmax_mhz"] > 20 and rep["constraint_mhz"] == 50.0
     assert rep["timing_met"] == (rep["fmax_mhz"] >= 50.0)
