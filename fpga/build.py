@@ -62,7 +62,7 @@ class FpgaConfig:
     credit_latency: int = 1          # cycles from a buffer pop to the upstream credit (RouterParams.credit_latency)
     header: str = "routing"          # optional header fields the flits carry (sim.flit.HEADERS)
     packet_id_bits: int = 16         # the flits' packet id (RouterParams.packet_id_bits)
-    body_bram: str = "auto"          # buffer bodies in block RAM: auto (with st_stage 1, as the device allows) or off
+    body_bram: str = "off"           # buffer bodies in block RAM: auto (with st_stage 1, as the device allows) or off
     freq_mhz: float | None = None    # None: 100 MHz on ECP5, the 12 MHz board clock on iCE40
     router: int = 0                  # which router of SPEC the router / unit design builds
     id_input: bool = False           # unit design: the router id is an input (table units: a loadable RAM)
@@ -75,7 +75,7 @@ class FpgaConfig:
     # build directories of earlier builds keep their names
     _KEY_DEFAULTS = {"pnr_router": "router1", "id_input": False, "wide_luts": True, "va_stages": 1, "sa_stages": 1,
                      "st_stage": 0, "vc_policy": "hops", "link_latency": 1, "credit_latency": 1,
-                     "header": "routing", "packet_id_bits": 16, "body_bram": "auto"}
+                     "header": "routing", "packet_id_bits": 16, "body_bram": "off"}
 
     def key(self) -> str:
         d = dataclasses.asdict(self)

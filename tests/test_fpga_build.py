@@ -111,15 +111,17 @@ def test_dry_run_reports_the_configuration(capsys):
     # body in block RAM: with the traversal stage only; the 85F's 208 EBRs over 26 x 5 buffers give
     # each one (36 bits of the 62-bit body), one router's 5 buffers the whole body
     ebr = {}
-    for extra in (["--design", "network"], ["--design", "router"], ["--design", "network", "--body-bram", "off"],
-                  ["--design", "network", "--st-stage", "0"], ["--design", "network", "--vcs", "4", "--depth", "256"]):
+    for extra in (["--design", "network", "--body-bram", "auto"], ["--design", "router", "--body-bram", "auto"],
+                  ["--design", "network"], ["--design", "network", "--body-bram", "auto", "--st-stage", "0"],
+                  ["--design", "network", "--body-bram", "auto", "--vcs", "4", "--depth", "256"]):
         code, out, err = cli(["fpga", "build", "polarstar:q=3,supernode=iq,degree=0", "--board", "ulx3s-85f",
                               "--routing", "min", "--vcs", "2", "--vc-policy", "turns", "--depth", "4", "--st-stage", "1",
                               *extra, "--dry-run", "--json"], capsys)
         assert code == 0, err
         ebr[" ".join(extra[1:])] = json.loads(out)["body_bram_bits"]
-    assert ebr == {"network": 36, "router": 62, "network --body-bram off": 0, "network --st-stage 0": 0,
-                   "network --vcs 4 --depth 256": 0}            # V·B = 1024: two EBRs per 36 bits, 260 > 208
+    assert ebr == {"network --body-bram auto": 36, "router --body-bram auto": 62, "network": 0,   # off by default
+                   "network --body-bram auto --st-stage 0": 0,
+                   "network --body-bram auto --vcs 4 --depth 256": 0}   # V·B = 1024: two EBRs per 36 bits, 260 > 208
     code, out, err = cli(["fpga", "build", "polarstar:q=3,supernode=iq,degree=0", "--board", "ulx3s-85f",
                           "--design", "network", "--vcs", "2", "--vc-policy", "turns", "--dry-run", "--json"], capsys)
     turns = json.loads(out)
@@ -180,7 +182,8 @@ def test_router_build_to_bitstream(tmp_path):
     from sim.params import RouterParams
     from topologies import build as build_net
     cfg = FpgaConfig(board="ulx3s-85f", design="router", spec="polarstar:q=2,supernode=iq,degree=0", ports=4,
-                     vcs=3, depth=4, flit_width=16, st_stage=1, freq_mhz=50, build_dir=str(tmp_path / "b"))
+                     vcs=3, depth=4, flit_width=16, st_stage=1, body_bram="auto", freq_mhz=50,
+                     build_dir=str(tmp_path / "b"))
     rep = build(cfg, progress=False)
     bit = pathlib.Path(rep["bitstream"]).read_bytes()
     assert len(bit) > 100_000 and b"LFE5U-85F" in bit[:64] and b"\xbd\xb3" in bit[:64]   # ECP5 preamble

@@ -41,10 +41,10 @@ def _router_options(p):
     p.add_argument("--packet-id-bits", type=int, default=16, metavar="N",
                    help="bits of the packet id every flit carries for the checkers (default 16; fewer make "
                         "large prototypes smaller, the id then wraps sooner)")
-    p.add_argument("--body-bram", default="auto", choices=("auto", "off"),
+    p.add_argument("--body-bram", default="off", choices=("auto", "off"),
                    help="with --st-stage 1: keep each input buffer's body (the flit fields only the crossbar "
                         "reads) in block RAM as far as the device's EBRs go, 36 bits per EBR and buffer "
-                        "(auto, default), or all in LUTRAM (off)")
+                        "(auto: fewer LUTs for network prototypes), or all in LUTRAM (off, default)")
 
 
 def _router_options_of(args) -> dict:
