@@ -130,6 +130,33 @@ def test_crossbar_takes_the_one_hot_selected_input(P, V):
     run(dut, tb, clock=False)
 
 
+async def random_buffer_cycle(ctx, dut, rng, fifos, width, body_width=0):
+    """One cycle of a VCBuffer under a random write (data, and a body when it has one) and a
+    random pop, against model FIFOs (lists of entries; an entry is the data, or (data, body)):
+    checks `overflow`, ticks, applies both to the FIFOs. -> whether the write overflowed."""
+    V, B = dut.vcs, dut.depth
+    w, wv, pop, pv = rng.random() < 0.6, rng.randrange(V), rng.random() < 0.5, rng.randrange(V)
+    data = rng.getrandbits(width)
+    entry = data
+    ctx.set(dut.w_valid, w)
+    if V > 1:
+        ctx.set(dut.w_vc, wv)
+        ctx.set(dut.pop_vc, pv)
+    ctx.set(dut.w_data, data)
+    if body_width:
+        entry = (data, rng.getrandbits(body_width))
+        ctx.set(dut.w_body, entry[1])
+    ctx.set(dut.pop, pop)
+    full = len(fifos[wv]) == B
+    assert ctx.get(dut.overflow) == (w and full)
+    await ctx.tick()
+    if pop and fifos[pv]:
+        fifos[pv].pop(0)
+    if w and not full:
+        fifos[wv].append(entry)
+    return w and full
+
+
 @pytest.mark.parametrize("V,B", [(1, 1), (2, 3), (4, 8), (3, 5)])
 def test_vc_buffer_against_fifos(V, B):
     width = 12
@@ -144,25 +171,7 @@ def test_vc_buffer_against_fifos(V, B):
                 assert ctx.get(dut.count[v]) == len(fifos[v])
                 if fifos[v]:
                     assert ctx.get(dut.front[v]) == fifos[v][0]
-            w = rng.random() < 0.6
-            wv = rng.randrange(V)
-            data = rng.getrandbits(width)
-            pop = rng.random() < 0.5
-            pv = rng.randrange(V)
-            ctx.set(dut.w_valid, w)
-            if V > 1:
-                ctx.set(dut.w_vc, wv)
-                ctx.set(dut.pop_vc, pv)
-            ctx.set(dut.w_data, data)
-            ctx.set(dut.pop, pop)
-            full = len(fifos[wv]) == B
-            assert ctx.get(dut.overflow) == (w and full)
-            await ctx.tick()
-            if pop and fifos[pv]:
-                fifos[pv].pop(0)
-            if w and not full:
-                fifos[wv].append(data)
-            overflows += w and full
+            overflows += await random_buffer_cycle(ctx, dut, rng, fifos, width)
         assert overflows > 0 or B > 3
 
     run(dut, tb)
@@ -191,21 +200,7 @@ def test_vc_buffer_body_read(V, B, sync, block):
                 assert ctx.get(dut.rd_body) == fifos[rv][0][1]
                 checked += 1
             want_next = fifos[rv][0][1] if fifos[rv] else None
-            w, wv, pop, pv = rng.random() < 0.6, rng.randrange(V), rng.random() < 0.5, rng.randrange(V)
-            data, body = rng.getrandbits(width), rng.getrandbits(bw)
-            ctx.set(dut.w_valid, w)
-            if V > 1:
-                ctx.set(dut.w_vc, wv)
-                ctx.set(dut.pop_vc, pv)
-            ctx.set(dut.w_data, data)
-            ctx.set(dut.w_body, body)
-            ctx.set(dut.pop, pop)
-            full = len(fifos[wv]) == B
-            await ctx.tick()
-            if pop and fifos[pv]:
-                fifos[pv].pop(0)
-            if w and not full:
-                fifos[wv].append((data, body))
+            await random_buffer_cycle(ctx, dut, rng, fifos, width, bw)
         assert checked > 500
 
     run(dut, tb)
