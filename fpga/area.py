@@ -85,7 +85,7 @@ def area(cfg: FpgaConfig, progress: bool = True) -> dict:
             sys.stderr.write(f"[area] {text} ({time.monotonic() - t0:.0f} s)\n")
 
     plan = NetworkTop(net, cfg.routing, params, routing_obj=routing, header=cfg.header,
-                      body_block_bits=body_block_bits(cfg, net, params))
+                      body_block_bits=body_block_bits(cfg, net, params), flit=cfg.flit)
     plan._MustUse__silence = True          # only its router is elaborated
     router = plan.make_router(cfg.router)
     verilog = to_verilog(router, "router")
@@ -116,7 +116,7 @@ def area(cfg: FpgaConfig, progress: bool = True) -> dict:
     P, V = router.P, params.vcs
     return {
         "spec": net.spec or cfg.spec, "routing": cfg.routing, "router": cfg.router, "ports": P, "vcs": V,
-        "depth": params.depth, "flit_width": params.payload_bits, "flit_bits": router.layout.size, "header": cfg.header,
+        "depth": params.depth, "flit_width": params.payload_bits, "flit_bits": router.layout.size, "header": cfg.header, "flit": cfg.flit,
         "body_bram_bits": router.body_block_bits,
         **pipeline_report(params, routing.vc_policy.name),
         "va_arbiters": P * V, "wide_luts": cfg.wide_luts,

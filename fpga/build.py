@@ -29,7 +29,7 @@ import threading
 import time
 
 from routing_logic.base import vc_policy_class
-from sim.flit import HEADERS
+from sim.flit import FLIT_FORMATS, HEADERS
 from topologies.errors import ParameterError
 
 from .boards import BoardTop, ecp5_pll_params, get_board
@@ -61,6 +61,7 @@ class FpgaConfig:
     link_latency: int = 1            # cycles from SA grant to the next router's buffer (RouterParams.link_latency)
     credit_latency: int = 1          # cycles from a buffer pop to the upstream credit (RouterParams.credit_latency)
     header: str = "routing"          # optional header fields the flits carry (sim.flit.HEADERS)
+    flit: str = "wide"               # flit format (sim.flit.FLIT_FORMATS): wide, or lean (header in heads only)
     packet_id_bits: int = 16         # the flits' packet id (RouterParams.packet_id_bits)
     body_bram: str = "off"           # buffer bodies in block RAM: auto (with st_stage 1, as the device allows) or off
     freq_mhz: float | None = None    # None: 100 MHz on ECP5, the 12 MHz board clock on iCE40
@@ -75,7 +76,7 @@ class FpgaConfig:
     # build directories of earlier builds keep their names
     _KEY_DEFAULTS = {"pnr_router": "router1", "id_input": False, "wide_luts": True, "va_stages": 1, "sa_stages": 1,
                      "st_stage": 0, "vc_policy": "hops", "link_latency": 1, "credit_latency": 1,
-                     "header": "routing", "packet_id_bits": 16, "body_bram": "off"}
+                     "header": "routing", "packet_id_bits": 16, "body_bram": "off", "flit": "wide"}
 
     def key(self) -> str:
         d = dataclasses.asdict(self)
@@ -121,6 +122,8 @@ def validate(cfg: FpgaConfig):
         raise ParameterError(f"body-bram={cfg.body_bram!r}: must be one of {', '.join(BODY_BRAM)}")
     if cfg.header not in HEADERS:
         raise ParameterError(f"header={cfg.header!r}: must be one of {', '.join(HEADERS)}")
+    if cfg.flit not in FLIT_FORMATS:
+        raise ParameterError(f"flit={cfg.flit!r}: must be one of {', '.join(FLIT_FORMATS)}")
     _int("seed", cfg.seed, 0, 2**31 - 1)
     check_pnr_router(cfg.pnr_router)
     freq = cfg.freq_mhz if cfg.freq_mhz is not None else (100.0 if board.pll else board.clock_mhz)
@@ -187,7 +190,7 @@ def body_block_bits(cfg: FpgaConfig, net, params) -> int:
 def body_bram_bits(cfg: FpgaConfig, net, params, layout) -> int:
     """What `body_block_bits` comes to in a router of this flit layout (capped at its body)."""
     from hdl.crossbar import split_layout
-    return min(body_block_bits(cfg, net, params), split_layout(layout)[1].size)
+    return min(body_block_bits(cfg, net, params), split_layout(layout)[1])
 
 
 def make_inner(cfg: FpgaConfig, net, params, freq_mhz: float, routing):
@@ -200,7 +203,7 @@ def make_inner(cfg: FpgaConfig, net, params, freq_mhz: float, routing):
     # ECP5: registered draws keep the generators' products off the paths into the router (Fmax).
     # iCE40: the UP5K is full with one small router, and 12 MHz leaves slack for the products.
     kw = {"divisor": divisor, "routing_obj": routing, "registered_draws": get_board(cfg.board).family != "ice40",
-          "header": cfg.header, "body_block_bits": body_block_bits(cfg, net, params)}
+          "header": cfg.header, "body_block_bits": body_block_bits(cfg, net, params), "flit": cfg.flit}
     if cfg.design == "network":
         return NetworkTrafficTop(net, cfg.routing, params, **kw)
     return RouterTrafficTop(net, cfg.routing, params, router=cfg.router, **kw)
@@ -309,12 +312,13 @@ def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False) -> dict
         from hdl.network import carried_fields
         from sim.flit import flit_layout
         out_dir = pathlib.Path(cfg.build_dir) if cfg.build_dir else default_build_dir(cfg)
-        layout = flit_layout(net.num_routers, int(net.endpoints.max()), params, carried_fields(cfg.routing, cfg.header))
+        layout = flit_layout(net.num_routers, int(net.endpoints.max()), params, carried_fields(cfg.routing, cfg.header),
+                             cfg.flit)
         return {"board": board.name, "family": board.family, "design": cfg.design, "spec": net.spec or cfg.spec,
                 "routing": cfg.routing, "routers": net.num_routers if cfg.design == "network" else 1,
                 "ports": int(net.ports.max()) + int(net.endpoints.max()), "vcs": params.vcs,
                 "depth": params.depth, "flit_width": params.payload_bits, **pipeline_report(params, cfg.vc_policy),
-                "flit_bits": layout.size, "header": cfg.header,
+                "flit_bits": layout.size, "header": cfg.header, "flit": cfg.flit,
                 **({"body_bram_bits": body_bram_bits(cfg, net, params, layout)} if cfg.design != "unit" else {}),
                 "clock_mhz": freq, "wide_luts": cfg.wide_luts, "build_dir": str(out_dir),
                 **({"id_input": cfg.id_input} if cfg.design == "unit" else {})}
@@ -377,7 +381,7 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
         "routing": cfg.routing, "routers": net.num_routers if cfg.design == "network" else 1,
         "ports": int(net.ports.max()) + int(net.endpoints.max()), "vcs": params.vcs, "depth": params.depth,
         "flit_width": params.payload_bits, "flit_bits": layout_bits, **pipeline_report(params, cfg.vc_policy),
-        **({"header": cfg.header, "body_bram_bits": body_bram_bits(cfg, net, params, inner.layout)}
+        **({"header": cfg.header, "flit": cfg.flit, "body_bram_bits": body_bram_bits(cfg, net, params, inner.layout)}
            if cfg.design != "unit" else {}), "clock_mhz": top.freq_mhz,
         "network_routers": net.num_routers,
         **({"lanes": inner.lanes, "id_input": cfg.id_input} if cfg.design == "unit" else {}),

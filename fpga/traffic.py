@@ -54,7 +54,7 @@ from amaranth.lib.wiring import In, Out
 
 from hdl.gf import const_mul, div_const
 from hdl.router import credit_signature, flit_signature
-from sim.flit import HOPS_BITS, OPTIONAL_FIELDS, bits_for
+from sim.flit import HOPS_BITS, OPTIONAL_FIELDS, bits_for, head_only_fields
 from sim.params import RouterParams
 
 LFSR_TAPS = 0x80200003              # x^32 + x^22 + x^2 + x + 1 (primitive), Galois, shifting right
@@ -296,6 +296,7 @@ class TrafficGenerator(wiring.Component):
             raise ValueError(f"backlog_bits={backlog_bits!r}: must be an integer in 1..16")
         self.backlog_bits = backlog_bits
         self.layout, self.params, self.kind = layout, params, kind
+        self.lean = bool(head_only_fields(layout))
         self.registered_draws = registered_draws
         self.seeds = seed_pair(seed)
         self.router, self.ep, self.e, self.E, self.n = router, ep, e, E, num_routers
@@ -424,13 +425,19 @@ class TrafficGenerator(wiring.Component):
         draw = self._draw(m, dest, dest_next, send & head)
         fields = dict(zip(names, draw))
         fl = self.flit.payload
-        for k in fields:
-            m.d.comb += getattr(fl, k).eq(Mux(head, fields[k], cur[k]))
+        hdr = {k: Mux(head, fields[k], cur[k]) for k in fields}
         crc = PayloadCRC(lay)
         m.submodules.crc = crc
-        m.d.comb += [crc.src.eq(fl.src), crc.src_ep.eq(fl.src_ep), crc.packet.eq(packet), crc.seq.eq(seq)]
-        m.d.comb += [self.flit.valid.eq(send), fl.head.eq(head), fl.tail.eq(tail), fl.vc.eq(vc),
-                     fl.seq.eq(seq), fl.packet.eq(packet), fl.payload.eq(crc.payload ^ corrupt)]
+        m.d.comb += [crc.src.eq(hdr["src"]), crc.src_ep.eq(hdr["src_ep"]), crc.packet.eq(packet), crc.seq.eq(seq)]
+        m.d.comb += [self.flit.valid.eq(send), fl.head.eq(head), fl.tail.eq(tail), fl.vc.eq(vc)]
+        header = [getattr(fl, k).eq(hdr[k]) for k in fields] + [fl.seq.eq(seq), fl.packet.eq(packet)]
+        if self.lean:                    # sim.flit: a head carries the header, a body the payload
+            with m.If(head):
+                m.d.comb += header
+            with m.Else():
+                m.d.comb += fl.payload.eq(crc.payload ^ corrupt)
+        else:
+            m.d.comb += header + [fl.payload.eq(crc.payload ^ corrupt)]
 
         with m.If(send):
             m.d.sync += seq.eq(Mux(tail, 0, seq + 1))
@@ -444,7 +451,8 @@ class TrafficGenerator(wiring.Component):
             m.d.sync += backlog.eq(backlog + 1)
         with m.Elif(start & ~create):
             m.d.sync += backlog.eq(backlog - 1)
-        with m.If(send):
+        # the corruption waits for the next flit with a payload (lean: the next body flit)
+        with m.If(send & (~head if self.lean else 1)):
             m.d.sync += corrupt.eq(self.corrupt)
         with m.Elif(self.corrupt):
             m.d.sync += corrupt.eq(1)
@@ -483,6 +491,12 @@ class TrafficChecker(wiring.Component):
     with phase 0: a Polarized unit clears it at a dead end, docs/microarchitecture.md). Strict
     checks only the optional fields the flits carry (sim.flit.OPTIONAL_FIELDS; hdl.network
     header="all" carries all three).
+
+    Lean flits (sim.flit.FLIT_FORMATS) carry the header in heads only and the payload in bodies
+    only: a head is checked for its destination (and strict fields) and seq 0 and opens its
+    packet; a body's seq is the next one of its VC's open packet, and its payload must be
+    payload_crc of that packet's src, src_ep and packet id at that seq, so a body flit of another
+    packet, out of order, or corrupted shows as a CRC error.
     """
 
     def __init__(self, layout: data.StructLayout, params: RouterParams, *, mode: str, router: int, ep: int = 0,
@@ -499,9 +513,9 @@ class TrafficChecker(wiring.Component):
         V, L = self.params.vcs, self.params.packet_flits
         lay = self.layout
         f = self.flit.payload
+        lean = bool(head_only_fields(lay))
         crc = PayloadCRC(lay)
         m.submodules.crc = crc
-        m.d.comb += [crc.src.eq(f.src), crc.src_ep.eq(f.src_ep), crc.packet.eq(f.packet), crc.seq.eq(f.seq)]
         is_open = [Signal(name=f"open{v}") for v in range(V)]
         o_src = [Signal(lay["src"].shape, name=f"src{v}") for v in range(V)]
         o_ep = [Signal(lay["src_ep"].shape, name=f"src_ep{v}") for v in range(V)]
@@ -509,16 +523,28 @@ class TrafficChecker(wiring.Component):
         o_seq = [Signal(lay["seq"].shape, name=f"seq{v}") for v in range(V)]
         sel = (lambda xs: Array(xs)[f.vc]) if V > 1 else (lambda xs: xs[0])
         cont = Signal()
-        m.d.comb += cont.eq(Mux(f.head, ~sel(is_open),
-                                sel(is_open) & (f.src == sel(o_src)) & (f.src_ep == sel(o_ep))
-                                & (f.packet == sel(o_pk)) & (f.seq == sel(o_seq) + 1)))
-        ok = [crc.payload == f.payload, f.head == (f.seq == 0), f.tail == (f.seq == L - 1), cont]
+        seq = Signal(lay["seq"].shape)
+        if lean:
+            # a body flit carries only its payload: its packet is the one its VC's head opened
+            # and its index the next one, and the CRC over those is what it must carry
+            m.d.comb += [seq.eq(Mux(f.head, 0, sel(o_seq) + 1)),
+                         crc.src.eq(sel(o_src)), crc.src_ep.eq(sel(o_ep)), crc.packet.eq(sel(o_pk)), crc.seq.eq(seq),
+                         cont.eq(Mux(f.head, ~sel(is_open) & (f.seq == 0), sel(is_open)))]
+            ok = [f.head | (crc.payload == f.payload), f.tail == (seq == L - 1), cont]
+        else:
+            m.d.comb += [seq.eq(f.seq),
+                         crc.src.eq(f.src), crc.src_ep.eq(f.src_ep), crc.packet.eq(f.packet), crc.seq.eq(f.seq),
+                         cont.eq(Mux(f.head, ~sel(is_open),
+                                     sel(is_open) & (f.src == sel(o_src)) & (f.src_ep == sel(o_ep))
+                                     & (f.packet == sel(o_pk)) & (f.seq == sel(o_seq) + 1)))]
+            ok = [crc.payload == f.payload, f.head == (f.seq == 0), f.tail == (f.seq == L - 1), cont]
         if (1 << len(f.vc)) > V:
             ok.append(f.vc < V)
         if self.mode == "eject":
-            ok += [f.dst == self.router, f.dst_ep == self.ep]
+            dst_ok = (f.dst == self.router) & (f.dst_ep == self.ep)
         else:
-            ok += [f.dst != self.router, f.dst < self.n, f.dst_ep < self.p]
+            dst_ok = (f.dst != self.router) & (f.dst < self.n) & (f.dst_ep < self.p)
+        ok.append(Mux(f.head, dst_ok, 1) if lean else dst_ok)
         carried = [k for k in OPTIONAL_FIELDS if lay[k].width]
         if self.strict and carried:
             net = 1 if self.mode == "network" else 0
@@ -538,7 +564,7 @@ class TrafficChecker(wiring.Component):
                     if k in terms:
                         out = out & terms[k]
                 return out
-            ok.append(Mux(f.head, Mux(local, all_of(local_ok), all_of(far_ok)), all_of(body_ok)))
+            ok.append(Mux(f.head, Mux(local, all_of(local_ok), all_of(far_ok)), 1 if lean else all_of(body_ok)))
             with m.If(self.flit.valid):
                 for v in range(V):
                     with m.If((f.vc == v) & f.head):
@@ -550,8 +576,9 @@ class TrafficChecker(wiring.Component):
         with m.If(self.flit.valid):
             for v in range(V):
                 with m.If(f.vc == v):
-                    m.d.sync += [is_open[v].eq(~f.tail), o_src[v].eq(f.src), o_ep[v].eq(f.src_ep),
-                                 o_pk[v].eq(f.packet), o_seq[v].eq(f.seq)]
+                    m.d.sync += [is_open[v].eq(~f.tail), o_seq[v].eq(seq)]
+                    with m.If(f.head if lean else 1):
+                        m.d.sync += [o_src[v].eq(f.src), o_ep[v].eq(f.src_ep), o_pk[v].eq(f.packet)]
                     with m.If(~f.head & ~is_open[v]):
                         m.d.sync += is_open[v].eq(0)      # a stray body flit opens nothing
         _sat_inc(m, self.flits, self.flit.valid, self.clear)

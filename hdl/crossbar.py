@@ -15,7 +15,7 @@ fewer LUT sites for the crossbar alone at P = 5, and 9 % fewer for the whole fla
 """
 from __future__ import annotations
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Cat, Module, Signal, Value, unsigned
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -24,15 +24,48 @@ from sim.flit import bits_for
 from .arbiter import one_hot_select
 
 # flit fields the router reads from the front of every VC (VC allocation, switch allocation and
-# the malformed-flit rule); every other field only travels through the crossbar
+# the malformed-flit rule); every other bit only travels through the crossbar
 FRONT_FIELDS = ("head", "tail", "hops", "dst_ep")
 
 
-def split_layout(layout: data.StructLayout) -> tuple[data.StructLayout, data.StructLayout]:
-    """(front, body) layouts of a flit layout: its FRONT_FIELDS and the rest, in layout order."""
-    front = data.StructLayout({n: f.shape for n, f in layout if n in FRONT_FIELDS})
-    body = data.StructLayout({n: f.shape for n, f in layout if n not in FRONT_FIELDS})
-    return front, body
+def _front(layout: data.Layout) -> list:
+    return sorted(((f.offset, f.width, n) for n, f in layout if n in FRONT_FIELDS and f.width))
+
+
+def body_ranges(layout: data.Layout) -> list[tuple[int, int]]:
+    """The bit ranges (lo, hi) of a flit that are not front fields, low to high: the body."""
+    out, pos = [], 0
+    for off, w, _ in _front(layout) + [(layout.size, 0, None)]:
+        if off > pos:
+            out.append((pos, off))
+        pos = max(pos, off + w)
+    return out
+
+
+def split_layout(layout: data.Layout) -> tuple[data.StructLayout, int]:
+    """(front layout, body bits) of a flit layout (`sim.flit.flit_layout`, either format): the
+    FRONT_FIELDS, and the width of every other bit (`body_of`). On a lean flit the front fields of
+    a body flit are payload bits; they travel in the front all the same."""
+    front = data.StructLayout({n: unsigned(w) for _, w, n in _front(layout)})
+    return front, sum(hi - lo for lo, hi in body_ranges(layout))
+
+
+def body_of(layout: data.Layout, flit) -> Value:
+    """The body bits of `flit` (a value of `layout`), low to high."""
+    v = Value.cast(flit)
+    return Cat(*[v[lo:hi] for lo, hi in body_ranges(layout)])
+
+
+def join_flit(layout: data.Layout, front, body) -> Value:
+    """The flit of `layout` with the front fields of `front` (a view of split_layout's front
+    layout) and the bits of `body`."""
+    pieces = [(off, Value.cast(getattr(front, n))) for off, _, n in _front(layout)]
+    b = Value.cast(body)
+    pos = 0
+    for lo, hi in body_ranges(layout):
+        pieces.append((lo, b[pos:pos + hi - lo]))
+        pos += hi - lo
+    return Cat(*[p for _, p in sorted(pieces, key=lambda t: t[0])])
 
 
 class Crossbar(wiring.Component):
@@ -46,14 +79,15 @@ class Crossbar(wiring.Component):
     out_vc[o]   Out  that input port's vc
     """
 
-    def __init__(self, ports: int, vcs: int, layout: data.StructLayout):
+    def __init__(self, ports: int, vcs: int, layout: data.Layout):
         self.P, self.V = ports, vcs
         self.layout = layout
-        self.front_layout, self.body_layout = split_layout(layout)
+        self.front_layout, self.body_bits = split_layout(layout)
+        body_bits = self.body_bits
         wb = bits_for(vcs)
         super().__init__({
             "front": In(self.front_layout).array(ports),
-            "body": In(self.body_layout).array(ports),
+            "body": In(body_bits).array(ports),
             "vc": In(wb).array(ports),
             "sel": In(ports).array(ports),
             "out_flit": Out(layout).array(ports),
@@ -65,10 +99,7 @@ class Crossbar(wiring.Component):
         flits = []
         for i in range(self.P):
             fl = Signal(self.layout, name=f"xin_{i}")
-            for name, _ in self.front_layout:
-                m.d.comb += getattr(fl, name).eq(getattr(self.front[i], name))
-            for name, _ in self.body_layout:
-                m.d.comb += getattr(fl, name).eq(getattr(self.body[i], name))
+            m.d.comb += fl.eq(join_flit(self.layout, self.front[i], self.body[i]))
             flits.append(fl)
 
         for o in range(self.P):
@@ -78,4 +109,4 @@ class Crossbar(wiring.Component):
         return m
 
 
-__all__ = ["Crossbar", "FRONT_FIELDS", "split_layout"]
+__all__ = ["Crossbar", "FRONT_FIELDS", "split_layout", "body_ranges", "body_of", "join_flit"]

@@ -12,7 +12,9 @@ designs):
 The flit layout (`self.layout`, `sim.flit.flit_layout`) carries the optional header fields the
 routing unit reads (`header="routing"`, the default: none for `min` and `polarstar`, the phase
 bit for `polarized`) or all of them (`header="all"`: also the hop count and the Valiant
-intermediate, which no unit reads; the hop count is then incremented on every network hop).
+intermediate, which no unit reads; the hop count is then incremented on every network hop),
+in every flit (`flit="wide"`, the default) or in head flits only (`flit="lean"`: the header
+takes the payload bits of a head, `sim.flit.FLIT_FORMATS`).
 `body_block_bits`: bits of each input buffer's body kept in block RAM (`hdl/buffer.py`; with the
 switch traversal stage only).
 
@@ -79,7 +81,7 @@ class NetworkTop(wiring.Component):
     @quiet_on_error
     def __init__(self, net: Network, routing: str = "polarstar", params: RouterParams = RouterParams(),
                  routing_obj=None, shared: bool = True, module_name: str = ROUTER_MODULE, header: str = "routing",
-                 body_block_bits: int = 0):
+                 body_block_bits: int = 0, flit: str = "wide"):
         if not isinstance(net, Network):
             raise TypeError(f"net={net!r}: must be a topologies.network.Network")
         if not isinstance(params, RouterParams):
@@ -94,9 +96,9 @@ class NetworkTop(wiring.Component):
         self.p = int(net.endpoints.max())
         self.E = net.num_endpoints
         self.ep_first = np.concatenate([[0], np.cumsum(net.endpoints.astype(np.int64))])
-        self.header = header
+        self.header, self.flit = header, flit
         self.body_block_bits = body_block_bits
-        self.layout = flit_layout(n, self.p, params, carried_fields(routing, header))
+        self.layout = flit_layout(n, self.p, params, carried_fields(routing, header), flit)
         self.C = vc_classes_for(self.routing, params.vcs)
         self.class_steps = self.routing.class_steps()
         # the class of each of the V VCs (the policy's table, with C capped at V)
@@ -383,7 +385,8 @@ def top_verilog(top: NetworkTop, name: str = "pstar_network", packed: bool = Fal
 
 def network_verilog(net: Network, routing: str = "polarstar", params: RouterParams = RouterParams(),
                     shared: bool = True, packed: bool = False, name: str = "pstar_network",
-                    routing_obj=None, header: str = "routing", body_block_bits: int = 0) -> tuple[str, NetworkTop]:
+                    routing_obj=None, header: str = "routing", body_block_bits: int = 0,
+                    flit: str = "wide") -> tuple[str, NetworkTop]:
     """Verilog of the whole network: the top (`top_verilog`) and the router module(s).
 
     shared=True: one module `pstar_router` for every router (id tied at each instance, table
@@ -391,7 +394,7 @@ def network_verilog(net: Network, routing: str = "polarstar", params: RouterPara
     table contents as constants (one elaboration per router: for area studies of small networks).
     """
     top = plan(net, routing, params, routing_obj=routing_obj, shared=shared, header=header,
-               body_block_bits=body_block_bits)
+               body_block_bits=body_block_bits, flit=flit)
     if shared:
         top.check_shared()
         text = top_verilog(top, name, packed)

@@ -43,7 +43,7 @@ from sim.params import RouterParams
 from .arbiter import RoundRobinArbiter, RoundRobinPick, lowest_set_bit, one_hot_index
 from .buffer import VCBuffer
 from .checks import quiet_on_error
-from .crossbar import Crossbar, split_layout
+from .crossbar import Crossbar, body_of, split_layout
 from .delay import delay_line
 from .gf import index2
 from .routing_units import RoutingUnit
@@ -93,7 +93,7 @@ class Router(wiring.Component):
     """One router; see the module docstring for ports and timing.
 
     ports: R network ports; endpoints: p local ports; params: RouterParams (V, B, alloc_iters,
-    latencies); layout: the flit StructLayout (`sim.flit.flit_layout`); unit: a callable
+    latencies); layout: the flit layout (`sim.flit.flit_layout`, either format); unit: a callable
     `unit(lanes) -> RoutingUnit`; num_routers: N (destinations >= N are malformed);
     vc_classes: C (`vc_classes_for`); router_id: a constant id, or None for an `id` input;
     class_step: R x R class steps (network input port, network output port) of the VC policy
@@ -104,7 +104,7 @@ class Router(wiring.Component):
     """
 
     @quiet_on_error
-    def __init__(self, ports: int, endpoints: int, params: RouterParams, layout: data.StructLayout,
+    def __init__(self, ports: int, endpoints: int, params: RouterParams, layout: data.Layout,
                  unit: Callable[[int], RoutingUnit], num_routers: int, vc_classes: int,
                  router_id: int | None = None, class_step=None, vc_class=None, body_block_bits: int = 0):
         _pos_int("ports", ports)
@@ -112,7 +112,7 @@ class Router(wiring.Component):
         _pos_int("num_routers", num_routers)
         if not isinstance(params, RouterParams):
             raise TypeError(f"params={params!r}: must be a sim.params.RouterParams")
-        if not isinstance(layout, data.StructLayout) or any(f not in dict(layout) for f in FLIT_FIELDS):
+        if not isinstance(layout, data.Layout) or any(f not in dict(layout) for f in FLIT_FIELDS):
             raise TypeError(f"layout={layout!r}: must be sim.flit.flit_layout(...)")
         _pos_int("vc_classes", vc_classes)
         if vc_classes > params.vcs:
@@ -139,7 +139,7 @@ class Router(wiring.Component):
             raise ValueError(f"body_block_bits={body_block_bits!r}: must be an integer >= 0")
         if body_block_bits and not params.st_stage:
             raise ValueError(f"body_block_bits={body_block_bits}: block RAM reads take a cycle; needs st_stage=1")
-        self.body_block_bits = min(body_block_bits, split_layout(layout)[1].size)
+        self.body_block_bits = min(body_block_bits, split_layout(layout)[1])
         self.R, self.p = ports, endpoints
         self.P = ports + endpoints
         self.params = params
@@ -189,7 +189,7 @@ class Router(wiring.Component):
 
         # a buffer entry: the flit's front fields with the routing unit's answer, beside its body
         # (read only at the VC the switch allocator chose; hdl/buffer.py, hdl/crossbar.py)
-        front_layout, body_layout = split_layout(self.layout)
+        front_layout, body_bits = split_layout(self.layout)
         entry_fields = {"flit": front_layout, "mask": R, "eject": 1, "bad": 1}
         if pb:
             entry_fields["prio"] = data.ArrayLayout(pb, R)
@@ -218,15 +218,17 @@ class Router(wiring.Component):
             # dropped where it enters (were it routed on, a head without tail would hold the
             # output VCs of its path and take the next packet of its input VC along)
             bad = fl.head & ((fl.dst >= N) | (fl.dst_ep >= p))
-            body = Signal(body_layout, name=f"arrive_body{i}")
-            m.d.comb += [getattr(ent.flit, n).eq(getattr(fl, n)) for n, _ in front_layout]
-            m.d.comb += [getattr(body, n).eq(getattr(fl, n)) for n, _ in body_layout]
+            stored = fl
+            if unit.escapes:
+                stored = Signal(self.layout, name=f"arrive_flit{i}")
+                m.d.comb += [stored.eq(fl), stored.phase.eq(fl.phase & ~(fl.head & unit.answer[i].escape))]
+            m.d.comb += [getattr(ent.flit, n).eq(getattr(stored, n)) for n, _ in front_layout]
             m.d.comb += [ent.mask.eq(unit.answer[i].mask), ent.eject.eq(here), ent.bad.eq(bad)]
             if pb:
                 m.d.comb += ent.prio.eq(unit.answer[i].prio)
-            if unit.escapes:
-                m.d.comb += body.phase.eq(fl.phase & ~(fl.head & unit.answer[i].escape))
-            buf = VCBuffer(V, B, entry.size, body_layout.size, body_sync=bool(prm.st_stage),
+            body = Signal(body_bits, name=f"arrive_body{i}")
+            m.d.comb += body.eq(body_of(self.layout, stored))
+            buf = VCBuffer(V, B, entry.size, body_bits, body_sync=bool(prm.st_stage),
                            body_block_bits=self.body_block_bits)
             m.submodules[f"buf{i}"] = buf
             m.d.comb += [buf.w_valid.eq(valid), buf.w_data.eq(ent.as_value()), buf.w_body.eq(body)]

@@ -8,9 +8,19 @@ forward a packet unless its routing unit reads them (`hdl.routing_units.RoutingU
 hop count (the RTL's VC classes follow the input VC, not the count), the Valiant intermediate
 (no RTL unit reads it) and the Polarized phase bit. A field left out of `carried` has width 0: the
 flit does not carry it, `pack` ignores its value and `unpack` gives 0.
+
+Two formats (FLIT_FORMATS). `wide` (the default): every flit carries every field, a `StructLayout`.
+`lean`: a flit is head, tail, vc and `payload_bits` data bits (a `FlexibleLayout`); in a head
+flit the data bits hold the header (every other field, the front fields `dst_ep` and `hops`
+first), in a body flit the payload. A head carries no payload and a body no header: the routers
+read header fields from heads only, and the checkers know a body's packet from the head of its
+VC (fpga/traffic.py). The header must fit the payload bits. `head_only_fields` names the fields
+only heads carry; `pack` packs a head's header or a body's payload, and `unpack` gives 0 for the
+fields the flit does not carry.
 """
 from __future__ import annotations
 
+from amaranth.hdl import unsigned
 from amaranth.lib import data
 
 from topologies.errors import ParameterError
@@ -26,6 +36,10 @@ OPTIONAL_FIELDS = ("hops", "inter", "phase")
 # which optional fields a network's flits carry (hdl.network.carried_fields): those its routing
 # unit reads, or all of them
 HEADERS = ("routing", "all")
+FLIT_FORMATS = ("wide", "lean")
+# lean flits: the header fields in the data bits of a head, in this order (the router's front
+# fields, hdl.crossbar.FRONT_FIELDS, first: the rest of the data bits then form one body range)
+LEAN_HEADER = ("dst_ep", "hops", "dst", "src", "src_ep", "inter", "phase", "seq", "packet")
 
 
 def bits_for(n: int) -> int:
@@ -34,14 +48,16 @@ def bits_for(n: int) -> int:
 
 
 def flit_layout(routers: int, endpoints_per_router: int, params: RouterParams = RouterParams(),
-                carried=OPTIONAL_FIELDS) -> data.StructLayout:
+                carried=OPTIONAL_FIELDS, fmt: str = "wide") -> data.Layout:
     carried = tuple(carried)
     if not set(carried) <= set(OPTIONAL_FIELDS):
         raise ParameterError(f"carried={carried!r}: optional header fields are {', '.join(OPTIONAL_FIELDS)}")
+    if fmt not in FLIT_FORMATS:
+        raise ParameterError(f"flit={fmt!r}: must be one of {', '.join(FLIT_FORMATS)}")
     rb = bits_for(routers)
     opt = {"hops": HOPS_BITS, "inter": rb, "phase": 1}
     opt = {k: (w if k in carried else 0) for k, w in opt.items()}
-    return data.StructLayout({
+    widths = {
         "head": 1,
         "tail": 1,
         "vc": bits_for(params.vcs),
@@ -55,13 +71,50 @@ def flit_layout(routers: int, endpoints_per_router: int, params: RouterParams = 
         "seq": bits_for(params.packet_flits),
         "packet": params.packet_id_bits,
         "payload": params.payload_bits,
-    })
+    }
+    if fmt == "wide":
+        return data.StructLayout(widths)
+    W = params.payload_bits
+    hb = sum(widths[k] for k in LEAN_HEADER)
+    if hb > W:
+        ob = sum(opt.values())
+        parts = (f"{rb}-bit router ids, {widths['dst_ep']}-bit endpoints, {widths['seq']}-bit seq, "
+                 f"{widths['packet']}-bit packet ids" + (f", {ob} bits of optional fields" if ob else ""))
+        raise ParameterError(f"flit=lean: the header ({hb} bits: {parts}) does not fit the {W} payload bits; "
+                             f"use a flit width >= {hb}, fewer packet id bits, or flit=wide")
+    fields, off = {}, 0
+    for k in ("head", "tail", "vc"):
+        fields[k] = data.Field(unsigned(widths[k]), off)
+        off += widths[k]
+    start = off
+    for k in LEAN_HEADER:
+        fields[k] = data.Field(unsigned(widths[k]), off)
+        off += widths[k]
+    fields["payload"] = data.Field(unsigned(W), start)
+    return data.FlexibleLayout(start + W, fields)
 
 
-def pack(layout: data.StructLayout, fields: dict) -> int:
+def head_only_fields(layout) -> tuple:
+    """The fields only head flits carry: those sharing bits with the payload (lean), or none.
+    `layout`: a flit layout, or its fields as {name: (offset, width)} (as the co-simulations get them)."""
+    fields = {n: (f.offset, f.width) for n, f in layout} if isinstance(layout, data.Layout) else dict(layout)
+    lo, w = fields["payload"]
+    hi = lo + w
+    return tuple(n for n, (off, fw) in fields.items() if n != "payload" and fw and off < hi and lo < off + fw)
+
+
+def _absent(layout: data.Layout, head) -> set:
+    only = head_only_fields(layout)
+    if not only:
+        return set()
+    return {"payload"} if head else set(only)
+
+
+def pack(layout: data.Layout, fields: dict) -> int:
+    absent = _absent(layout, fields.get("head", 0))
     value = 0
     for name, fld in layout:
-        if fld.width == 0:
+        if fld.width == 0 or name in absent:
             continue
         v = int(fields.get(name, 0))
         if not 0 <= v < (1 << fld.width):
@@ -70,5 +123,8 @@ def pack(layout: data.StructLayout, fields: dict) -> int:
     return value
 
 
-def unpack(layout: data.StructLayout, value: int) -> dict:
-    return {name: (value >> fld.offset) & ((1 << fld.width) - 1) for name, fld in layout}
+def unpack(layout: data.Layout, value: int) -> dict:
+    out = {name: (value >> fld.offset) & ((1 << fld.width) - 1) for name, fld in layout}
+    for name in _absent(layout, out["head"]):
+        out[name] = 0
+    return out

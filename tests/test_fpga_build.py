@@ -108,6 +108,16 @@ def test_dry_run_reports_the_configuration(capsys):
     short = json.loads(out)
     assert (rep["packet_id_bits"], short["packet_id_bits"]) == (16, 8) and short["build_dir"] != rep["build_dir"]
     assert short["flit_bits"] == rep["flit_bits"] - 8
+    # lean flits: head, tail, vc and the 64 data bits, which hold a head's header
+    code, out, err = cli(["fpga", "build", "polarstar:q=3,supernode=iq,degree=0", "--board", "ulx3s-85f",
+                          "--ports", "6", "--vcs", "3", "--flit-width", "64", "--flit", "lean", "--dry-run",
+                          "--json"], capsys)
+    thin = json.loads(out)
+    assert (rep["flit"], thin["flit"]) == ("wide", "lean") and thin["build_dir"] != rep["build_dir"]
+    assert thin["flit_bits"] == 1 + 1 + 2 + 64 < rep["flit_bits"]
+    code, out, err = cli(["fpga", "build", "polarstar:q=3,supernode=iq,degree=0", "--board", "ulx3s-85f",
+                          "--flit-width", "16", "--flit", "lean", "--dry-run"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "flit=lean: the header (" in err and "16 payload bits" in err
     # body in block RAM: with the traversal stage only; the 85F's 208 EBRs over 26 x 5 buffers give
     # each one (36 bits of the 62-bit body), one router's 5 buffers the whole body
     ebr = {}
@@ -189,7 +199,7 @@ def test_router_build_to_bitstream(tmp_path):
     assert len(bit) > 100_000 and b"LFE5U-85F" in bit[:64] and b"\xbd\xb3" in bit[:64]   # ECP5 preamble
     assert rep["ports"] == 4 and rep["vcs"] == 3
     body = split_layout(plan(build_net(cfg.spec), "polarstar", RouterParams(vcs=3, depth=4, payload_bits=16,
-                                                                             st_stage=1)).layout)[1].size
+                                                                             st_stage=1)).layout)[1]
     assert 36 < body <= 72 and rep["body_bram_bits"] == body and rep["bram"] == 4 * 2
     assert 500 < rep["lut4"] < 83640 and 200 < rep["ff"] < 83640
     assert rep["fmax_mhz"] > 20 and rep["constraint_mhz"] == 50.0

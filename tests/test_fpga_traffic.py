@@ -20,7 +20,7 @@ from fpga.traffic import (GeneratorModel, NeighbourModel, PayloadCRC, TrafficChe
 from fpga.uart import UARTRx, UARTTx
 from hdl.network import build_routing
 from routing_logic.base import RouteState
-from sim.flit import flit_layout, pack, unpack
+from sim.flit import flit_layout, head_only_fields, pack, unpack
 from sim.network_sim import NetworkSim
 from sim.params import RouterParams
 from topologies import build
@@ -452,6 +452,56 @@ def test_checker_flags_each_error():
     assert counts == [len(cases), sum(f["tail"] for f, _ in cases), sum(e for _, e in cases)]
 
 
+def test_lean_checker_flags_each_error():
+    """Lean flits (sim.flit): heads carry the header, bodies only a payload. The checker knows a
+    body's packet and index from its VC's head, so a body of another packet, out of order or
+    corrupted is a CRC error, and a head's destination, seq field and flags are checked."""
+    params = RouterParams(vcs=2, packet_flits=3)
+    n, p = 7, 2
+    lay = flit_layout(n, p, params, carried=(), fmt="lean")
+    me, ep = 2, 1
+
+    def head(vc, packet, src=5, src_ep=0, dst=me, dst_ep=ep, tail=0, seq=0):
+        return dict(head=1, tail=tail, vc=vc, src=src, src_ep=src_ep, packet=packet, dst=dst, dst_ep=dst_ep, seq=seq)
+
+    def body(vc, seq, packet, src=5, src_ep=0, flip=0, tail=None):
+        return dict(head=0, tail=int(seq == 2) if tail is None else tail, vc=vc,
+                    payload=payload_crc(lay, src, src_ep, packet, seq) ^ flip)
+
+    cases = [
+        (head(0, 9), 0), (head(1, 3), 0), (body(0, 1, 9), 0), (body(1, 1, 3), 0), (body(0, 2, 9), 0),
+        (body(1, 2, 3), 0),
+        (body(0, 1, 9), 1),                                        # body with no open packet
+        (head(1, 4), 0), (head(1, 5), 1),                          # head while a packet is open
+        (body(1, 2, 5), 1),                                        # seq skips 1 (the tail closes the VC)
+        (head(0, 6), 0), (body(0, 1, 7), 1), (body(0, 2, 6), 0),   # another packet's body in the middle
+        (head(0, 4, src=4), 0), (body(0, 1, 4, src=5), 1), (body(0, 2, 4, src=4), 0),   # another source's
+        (head(1, 1, tail=1), 1),                                   # tail flag on seq 0 (L = 3)
+        (head(1, 2), 0), (body(1, 1, 2, flip=1 << 7), 1), (body(1, 2, 2), 0),          # corrupted payload
+        (head(0, 3, dst=3), 1), (body(0, 1, 3), 0), (body(0, 2, 3), 0),   # wrong destination: the head
+        (head(1, 9, dst_ep=0), 1), (body(1, 1, 9), 0), (body(1, 2, 9), 0),
+        (head(0, 5, seq=1), 1), (body(0, 1, 5), 0), (body(0, 2, 5), 0),   # a head's seq field is 0
+        (head(1, 5), 0), (body(1, 1, 5, tail=1), 1),               # tail flag on seq 1
+    ]
+    chk = TrafficChecker(lay, params, mode="eject", router=me, ep=ep, num_routers=n, p=p)
+    flags, counts = [], []
+
+    async def bench(ctx):
+        for f, _ in cases:
+            ctx.set(chk.flit.valid, 1)
+            ctx.set(chk.flit.payload.as_value(), pack(lay, f))
+            await ctx.delay(1e-9)
+            flags.append(ctx.get(chk.error))
+            await ctx.tick()
+        ctx.set(chk.flit.valid, 0)
+        await ctx.tick()
+        counts[:] = [ctx.get(chk.flits), ctx.get(chk.packets), ctx.get(chk.errors)]
+
+    run_sim(chk, bench)
+    assert flags == [e for _, e in cases]
+    assert counts == [len(cases), sum(f["tail"] for f, _ in cases), sum(e for _, e in cases)]
+
+
 # ---- the tops over the simulated UART ---------------------------------------------------------
 class TopBench:
     """Drives a traffic top's UART in the simulator and watches it."""
@@ -506,11 +556,17 @@ class TopBench:
 
 
 def ejections_of(seen, lay, first, start):
-    """(model trace cycle, endpoint, source endpoint, packet, seq) of recorded ejections."""
+    """(model trace cycle, endpoint, source endpoint, packet, seq) of recorded ejections. A lean
+    body flit (sim.flit) names none of them: it is the next flit of its VC's packet."""
     out = []
-    for c, e, v in seen:
+    open_ = {}
+    for c, e, v in sorted(seen):
         f = unpack(lay, v)
-        out.append((c - start + 1, e, int(first[f["src"]]) + int(f["src_ep"]), int(f["packet"]), int(f["seq"])))
+        if f["head"] or not head_only_fields(lay):
+            open_[e, f["vc"]] = [int(first[f["src"]]) + int(f["src_ep"]), int(f["packet"]), int(f["seq"])]
+        else:
+            open_[e, f["vc"]][2] += 1
+        out.append((c - start + 1, e, *open_[e, f["vc"]]))
     return sorted(out)
 
 
@@ -518,16 +574,19 @@ def ejections_of(seen, lay, first, start):
 # pipelined router; latency = (link, credit): registered links as the network build can take them;
 # id_bits: the packet id's width (2: each source's ids wrap within the 5 packets of a run);
 # block: bits of each buffer body in block RAM (a synchronous read, with the traversal stage)
-@pytest.mark.parametrize("routing,vcs,stages,latency,id_bits,block", [
-    ("polarstar", 3, (1, 0, 1), (1, 1), 16, 0), ("min", 2, (1, 0, 1), (1, 1), 16, 0),
-    ("min", 2, (2, 1, 2), (1, 1), 16, 0), ("min", 2, (2, 1, 2), (2, 2), 16, 36),
-    ("polarstar", 3, (1, 0, 1), (1, 1), 2, 0)])
-def test_network_traffic_top_matches_model(routing, vcs, stages, latency, id_bits, block):
+# flit: wide, or lean (the header in heads only; the corruption then hits the first body flit)
+@pytest.mark.parametrize("routing,vcs,stages,latency,id_bits,block,flit", [
+    ("polarstar", 3, (1, 0, 1), (1, 1), 16, 0, "wide"), ("min", 2, (1, 0, 1), (1, 1), 16, 0, "wide"),
+    ("min", 2, (2, 1, 2), (1, 1), 16, 0, "wide"), ("min", 2, (2, 1, 2), (2, 2), 16, 36, "wide"),
+    ("polarstar", 3, (1, 0, 1), (1, 1), 2, 0, "wide"), ("polarstar", 3, (1, 0, 1), (1, 1), 16, 0, "lean"),
+    ("min", 2, (2, 1, 2), (2, 2), 8, 36, "lean")])
+def test_network_traffic_top_matches_model(routing, vcs, stages, latency, id_bits, block, flit):
     net = build(SMALL)
     params = RouterParams(vcs=vcs, va_stages=stages[0], st_stage=stages[1], sa_stages=stages[2],
                           link_latency=latency[0], credit_latency=latency[1], packet_id_bits=id_bits)
-    top = NetworkTrafficTop(net, routing, params, divisor=DIV, body_block_bits=block)
-    assert top.network.proto.body_block_bits == block
+    top = NetworkTrafficTop(net, routing, params, divisor=DIV, body_block_bits=block, flit=flit)
+    # the body of a lean flit (32 bits here) fits one EBR whole
+    assert top.network.proto.body_block_bits == (min(block, 32) if flit == "lean" else block)
     E, L = top.E, params.packet_flits
     load, budget = 45, 5
     corrupt_src = 4
@@ -598,7 +657,7 @@ def test_network_traffic_top_matches_model(routing, vcs, stages, latency, id_bit
     assert got == want
 
     if routing == "polarstar":
-        # the corrupted flit is the head of generator 4's first packet of run 2
+        # the corrupted flit is the head (lean: the first body flit) of generator 4's first packet of run 2
         dst = next(d for s, d, _ in packets[1] if s == corrupt_src)
         assert reports[1]["errors"] == [int(e == dst) for e in range(E)]
 

@@ -35,14 +35,20 @@ PIPELINED = {"va_stages": 2, "sa_stages": 2, "st_stage": 1}
     # registered links and credits (the FPGA network's --link-latency 2 --credit-latency 2), pipelined router
     ("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {"link_latency": 2, "credit_latency": 2, **PIPELINED}),
     ("polarstar", 4, 1, "hops", SPEC, {"link_latency": 3, "credit_latency": 1}),
-    ("polarstar", 4, 1, "hops", SPEC, {"link_latency": 1, "credit_latency": 3})])
+    ("polarstar", 4, 1, "hops", SPEC, {"link_latency": 1, "credit_latency": 3}),
+    # lean flits (the header in heads only), as the 26-router FPGA network takes them
+    ("polarstar", 4, 1, "hops", SPEC, {"flit": "lean"}),
+    ("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0",
+     {"flit": "lean", "packet_id_bits": 8, "link_latency": 2, "credit_latency": 2, **PIPELINED})])
 def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, extra):
     net = build(spec)
+    extra = dict(extra)
+    flit = extra.pop("flit", "wide")
     params = RouterParams(vcs=vcs, alloc_iters=alloc_iters, **extra)
     cycles = 250
     model = NetworkSim(net, routing, params, "uniform", 0.7, seed=5, trace=100_000, vc_policy=vc_policy)
     model.run(cycles)
-    top = NetworkTop(net, routing, params, routing_obj=model.routing, shared=False)
+    top = NetworkTop(net, routing, params, routing_obj=model.routing, shared=False, flit=flit)
     eps_n = net.endpoints.astype(np.int64)
     first = np.concatenate([[0], np.cumsum(eps_n)])
     ep_router = np.repeat(np.arange(net.num_routers), eps_n)

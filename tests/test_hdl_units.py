@@ -7,6 +7,7 @@ import random
 
 import pytest
 from amaranth.hdl import Module, Signal
+from amaranth.lib import data
 from amaranth.sim import Simulator
 
 from hdl.arbiter import RoundRobinArbiter, RoundRobinPick
@@ -15,7 +16,7 @@ from hdl.crossbar import Crossbar
 from hdl.gf import GF, const_mul, div_const
 from hdl.router import Router, class_of_vc
 from hdl.routing_units import make_unit
-from sim.flit import flit_layout
+from sim.flit import OPTIONAL_FIELDS, flit_layout
 from sim.params import RouterParams
 from topologies import polarstar
 from topologies.field import field
@@ -95,14 +96,35 @@ def test_round_robin_arbiter_pointer_rules(n, rule):
     run(dut, tb)
 
 
-@pytest.mark.parametrize("P,V", [(1, 1), (5, 2), (8, 4)])
-def test_crossbar_takes_the_one_hot_selected_input(P, V):
+def front_body_reference(layout, front_layout, front: int, body: int) -> int:
+    """The flit whose front fields are `front` and whose other bits, low to high, are `body`."""
+    owner = {}
+    for name, fld in layout:
+        if name in dict(front_layout):
+            for j in range(fld.width):
+                owner[fld.offset + j] = front_layout[name].offset + j
+    out, k = 0, 0
+    for bit in range(layout.size):
+        if bit in owner:
+            out |= ((front >> owner[bit]) & 1) << bit
+        else:
+            out |= ((body >> k) & 1) << bit
+            k += 1
+    return out
+
+
+@pytest.mark.parametrize("P,V,fmt", [(1, 1, "wide"), (5, 2, "wide"), (8, 4, "wide"), (5, 2, "lean")])
+def test_crossbar_takes_the_one_hot_selected_input(P, V, fmt):
     """Each output carries the flit (front + body) and VC of the input its one-hot select names,
-    and all zeros when the select is empty (an idle output)."""
-    layout = flit_layout(26, 1, RouterParams(vcs=V))
+    and all zeros when the select is empty (an idle output). The body is every bit that is not a
+    front field, in order: on a wide flit the other fields by name, on a lean one the header or
+    payload bits around the front fields."""
+    layout = flit_layout(26, 1, RouterParams(vcs=V), carried=() if fmt == "lean" else OPTIONAL_FIELDS, fmt=fmt)
     dut = Crossbar(P, V, layout)
     rng = random.Random(P * 10 + V)
-    fw, bw = dut.front_layout.size, dut.body_layout.size
+    fw, bw = dut.front_layout.size, dut.body_bits
+    assert fw + bw == layout.size
+    rest = data.StructLayout({n: f.shape for n, f in layout if n not in dict(dut.front_layout)})
 
     async def tb(ctx):
         for _ in range(200):
@@ -112,7 +134,7 @@ def test_crossbar_takes_the_one_hot_selected_input(P, V):
             sels = [rng.choice([None] + list(range(P))) for _ in range(P)]
             for i in range(P):
                 ctx.set(dut.front[i].as_value(), fronts[i])
-                ctx.set(dut.body[i].as_value(), bodies[i])
+                ctx.set(dut.body[i], bodies[i])
                 ctx.set(dut.vc[i], vcs[i])
             for o, src in enumerate(sels):
                 ctx.set(dut.sel[o], 0 if src is None else 1 << src)
@@ -122,10 +144,13 @@ def test_crossbar_takes_the_one_hot_selected_input(P, V):
                     assert ctx.get(dut.out_flit[o].as_value()) == 0 and ctx.get(dut.out_vc[o]) == 0
                     continue
                 assert ctx.get(dut.out_vc[o]) == vcs[src]
+                assert ctx.get(dut.out_flit[o].as_value()) == front_body_reference(layout, dut.front_layout,
+                                                                                   fronts[src], bodies[src])
                 for name, fld in dut.front_layout:
                     assert getattr(out, name) == (fronts[src] >> fld.offset) & ((1 << fld.width) - 1), name
-                for name, fld in dut.body_layout:
-                    assert getattr(out, name) == (bodies[src] >> fld.offset) & ((1 << fld.width) - 1), name
+                if fmt == "wide":
+                    for name, fld in rest:
+                        assert getattr(out, name) == (bodies[src] >> fld.offset) & ((1 << fld.width) - 1), name
 
     run(dut, tb, clock=False)
 
@@ -345,6 +370,49 @@ def test_router_parameter_checks():
         Router(4, 1, prm, lay, unit, 26, 3, router_id=26)
     with pytest.raises(ValueError, match="unit"):
         Router(5, 1, prm, lay, unit, 26, 3)
+
+
+def test_lean_flit_carries_the_header_in_heads_and_the_payload_in_bodies():
+    """flit="lean": head, tail, vc, then the payload bits, which hold a head's header (front fields
+    first, hdl.crossbar) or a body's payload; pack/unpack give a head its header and a body its
+    payload, every field in the same bits as the layout says; the header must fit (a one-line error)."""
+    from hdl.crossbar import FRONT_FIELDS, split_layout
+    from hdl.network import plan
+    from sim.flit import FLIT_FORMATS, LEAN_HEADER, head_only_fields, pack, unpack
+    from topologies import ParameterError
+    net = polarstar(3, "iq", 0)
+    params = RouterParams(vcs=2, packet_id_bits=8)
+    wide = flit_layout(net.num_routers, 1, params, carried=())
+    lean = flit_layout(net.num_routers, 1, params, carried=(), fmt="lean")
+    assert FLIT_FORMATS == ("wide", "lean") and head_only_fields(wide) == ()
+    assert lean.size == 3 + params.payload_bits == 35 and wide.size == 57
+    assert set(head_only_fields(lean)) == {k for k in LEAN_HEADER if wide[k].width}
+    assert {k: lean[k].width for k, _ in wide} == {k: f.width for k, f in wide}
+    hdr = sorted((lean[k].offset, lean[k].width) for k in head_only_fields(lean))
+    assert hdr[0][0] == lean["payload"].offset == 3 and all(a + w == b for (a, w), (b, _) in zip(hdr, hdr[1:]))
+    # the body (every bit but the front fields) is one range above the front: one EBR holds it
+    front, body = split_layout(lean)
+    assert [k for k, _ in front] == [k for k in ("head", "tail", "dst_ep") if k in FRONT_FIELDS] and body == 32
+    rng = random.Random(7)
+    for _ in range(200):
+        fields = {k: rng.getrandbits(f.width) for k, f in lean}
+        back = unpack(lean, pack(lean, fields))
+        only = set(head_only_fields(lean))
+        absent = {"payload"} if fields["head"] else only
+        assert back == {k: (0 if k in absent else v) for k, v in fields.items()}
+        value = pack(lean, fields)
+        for k in set(dict(lean)) - absent:
+            assert (value >> lean[k].offset) & ((1 << lean[k].width) - 1) == fields[k]
+    # the network's layout is this one; the 1,064-router PS-IQ header does not fit 32 bits
+    assert plan(net, "min", RouterParams(vcs=4, packet_id_bits=8), flit="lean").layout.size == 3 + 32 + 1
+    for call, what in ((lambda: flit_layout(1064, 5, RouterParams(), carried=(), fmt="lean"),
+                        "flit=lean: the header (46 bits: 11-bit router ids, 3-bit endpoints, 2-bit seq, 16-bit packet ids) does not fit "
+                        "the 32 payload bits"),
+                       (lambda: flit_layout(26, 1, params, fmt="narrow"), "flit='narrow': must be one of wide, lean"),
+                       (lambda: plan(net, "min", RouterParams(vcs=4), flit="x"), "flit='x'")):
+        with pytest.raises(ParameterError) as exc:
+            call()
+        assert str(exc.value).startswith(what) and "\n" not in str(exc.value)
 
 
 def test_flit_layout_carries_the_optional_fields_the_unit_reads():

@@ -42,9 +42,14 @@ def add_vc_policy(p, note: str = "") -> None:
 
 
 def add_header(p) -> None:
-    """`--header`, as every command that elaborates the RTL takes it (sim.flit.HEADERS)."""
-    from sim.flit import HEADERS
+    """`--header` and `--flit`, the flit layout options every command that elaborates the RTL
+    takes (sim.flit.HEADERS, sim.flit.FLIT_FORMATS)."""
+    from sim.flit import FLIT_FORMATS, HEADERS
     p.add_argument("--header", default=HEADERS[0], choices=HEADERS,
                    help="optional header fields the flits carry: those the routing unit reads (routing, the "
                         "default: none for min and polarstar, the phase bit for polarized) or all (also the hop "
                         "count and the Valiant intermediate, which no unit reads)")
+    p.add_argument("--flit", default=FLIT_FORMATS[0], choices=FLIT_FORMATS,
+                   help="flit format: wide (every flit carries the header beside its payload, the default) or "
+                        "lean (the header in head flits only, in the payload bits: narrower flits, buffers and "
+                        "crossbars; the header must fit the flit width)")

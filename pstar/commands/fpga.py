@@ -51,7 +51,7 @@ def _router_options_of(args) -> dict:
     """The options `_router_options` adds, as FpgaConfig fields."""
     return {"va_stages": args.va_stages, "sa_stages": args.sa_stages, "st_stage": args.st_stage,
             "vc_policy": args.vc_policy, "link_latency": args.link_latency, "credit_latency": args.credit_latency,
-            "header": args.header, "packet_id_bits": args.packet_id_bits, "body_bram": args.body_bram}
+            "header": args.header, "flit": args.flit, "packet_id_bits": args.packet_id_bits, "body_bram": args.body_bram}
 
 
 def _common_build(p):
@@ -130,7 +130,7 @@ def run(args) -> Result:
                          **_router_options_of(args), wide_luts=not args.no_wide_luts)
         rep = area(cfg, progress=not args.quiet)
         head = (f"router {rep['router']} of {rep['spec']}, {rep['routing']} unit: P={rep['ports']} V={rep['vcs']} "
-                f"B={rep['depth']} W={rep['flit_width']} ({rep['flit_bits']}-bit flits, header {rep['header']}, "
+                f"B={rep['depth']} W={rep['flit_width']} ({rep['flit_bits']}-bit {rep['flit']} flits, header {rep['header']}, "
                 f"{rep['packet_id_bits']}-bit packet ids)"
                 f"{', two-stage VA' if rep['va_stages'] == 2 else ''}"
                 f"{', two-stage SA' if rep['sa_stages'] == 2 else ''}{', ST stage' if rep['st_stage'] else ''}"
@@ -146,7 +146,7 @@ def run(args) -> Result:
                      id_input=args.id_input, seed=args.seed, pnr_router=args.pnr_router, wide_luts=not args.no_wide_luts, build_dir=args.build_dir)
     rep = build(cfg, progress=not args.quiet, dry_run=args.dry_run)
     keys = ["board", "design", "spec", "routing", "routers", "network_routers", "lanes", "id_input", "ports", "vcs",
-            "depth", "flit_width", "flit_bits", "header", "packet_id_bits", "body_bram_bits", "va_stages", "sa_stages", "st_stage", "link_latency", "credit_latency",
+            "depth", "flit_width", "flit_bits", "flit", "header", "packet_id_bits", "body_bram_bits", "va_stages", "sa_stages", "st_stage", "link_latency", "credit_latency",
             "vc_policy",
             "clock_mhz", "wide_luts", "lut4", "ff", "bram", "dsp", "lutram", "lc", "fmax_mhz", "constraint_mhz", "timing_met",
             "critical_path", "seconds", "build_dir", "bitstream", "log"]

@@ -57,7 +57,7 @@ def run(args) -> Result:
     params = RouterParams(**kw)
     routing_obj = build_routing(net, args.routing, params, args.vc_policy)
     text, top = network_verilog(net, args.routing, params, shared=not args.per_router, routing_obj=routing_obj,
-                                header=args.header)
+                                header=args.header, flit=args.flit)
     out = pathlib.Path(args.out)
     try:
         out.write_text(text)
@@ -65,7 +65,7 @@ def run(args) -> Result:
         raise ParameterError(f"out={args.out!r}: cannot write ({e.strerror})") from None
     data = {"spec": net.spec or net.name, "routers": net.num_routers, "endpoints": net.num_endpoints,
             "routing": args.routing, "vcs": vcs, "vc_policy": args.vc_policy, "depth": params.depth, "ports_per_router": top.R + top.p,
-            "vc_classes": top.C, "flit_bits": top.layout.size, "header": args.header, "per_router": bool(args.per_router),
+            "vc_classes": top.C, "flit_bits": top.layout.size, "header": args.header, "flit": args.flit, "per_router": bool(args.per_router),
             "router_modules": net.num_routers if args.per_router else 1, "out": str(out), "bytes": len(text),
             "seconds": round(time.perf_counter() - t0, 2)}
     return Result(data, table(list(data.items())))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.flit import CHANGED_IN_FLIGHT
+from sim.flit import CHANGED_IN_FLIGHT, head_only_fields
 
 
 def payload_of(pk: int, seq: int, bits: int) -> int:
@@ -47,20 +47,32 @@ def garbage_flit(flits: "Flits", gid: int, kind: int, routers: int, p: int) -> i
 
 
 class Flits:
-    """Pack/unpack flits with the layout's field offsets (sim.flit.flit_layout)."""
+    """Pack/unpack flits with the layout's field offsets (sim.flit.flit_layout; a lean flit packs a
+    head's header or a body's payload, as sim.flit.pack does)."""
 
     def __init__(self, fields: dict):
         self.fields = fields          # name -> (offset, width)
+        self.head_only = set(head_only_fields(fields))
+        self.lean = bool(self.head_only)
+
+    def absent(self, head) -> set:
+        return ({"payload"} if head else self.head_only) if self.lean else set()
 
     def pack(self, **vals) -> int:
         out = 0
+        absent = self.absent(vals.get("head", 0))
         for k, v in vals.items():
+            if k in absent:
+                continue
             off, w = self.fields[k]
             out |= (int(v) & ((1 << w) - 1)) << off
         return out
 
     def unpack(self, value: int) -> dict:
-        return {k: (value >> off) & ((1 << w) - 1) for k, (off, w) in self.fields.items()}
+        out = {k: (value >> off) & ((1 << w) - 1) for k, (off, w) in self.fields.items()}
+        for k in self.absent(out["head"]):
+            out[k] = 0
+        return out
 
 
 class Endpoints:
@@ -84,11 +96,16 @@ class Endpoints:
         self.src, self.dst = src, dst
         self.waiting = set()                     # endpoints with a packet queued
         # bits that do not change in the network (sim.flit.CHANGED_IN_FLIGHT): injected & keep
+        # (per head bit: a lean body carries payload where a head has its hops and phase)
         f = self.flits.fields
-        self.keep = (1 << sum(w for _, w in f.values())) - 1
-        for k in CHANGED_IN_FLIGHT:
-            off, w = f[k]
-            self.keep &= ~(((1 << w) - 1) << off)
+        self.o_head = f["head"][0]
+        self.keep = []
+        for head in (0, 1):
+            keep = (1 << max(off + w for off, w in f.values())) - 1
+            for k in set(CHANGED_IN_FLIGHT) - self.flits.absent(head):
+                off, w = f[k]
+                keep &= ~(((1 << w) - 1) << off)
+            self.keep.append(keep)
         self.injected = {}                       # packet * L + seq -> flit & keep
         # garbage: (endpoint, creation cycle, kind) per id, as NetworkSim.add_garbage
         self.gqueue = [[] for _ in range(self.E)]
@@ -103,11 +120,16 @@ class Endpoints:
                           garbage_flit(self.flits, int(g), int(g_kind[g]), n, p))
                          for g in order]
 
+    def kept(self, flit: int) -> int:
+        """The bits of `flit` that do not change in the network."""
+        return flit & self.keep[(flit >> self.o_head) & 1]
+
     def template(self, pk: int) -> int:
-        """The fields every flit of packet pk carries (seq/head/tail/vc/payload added per flit)."""
+        """The header of packet pk: what every flit of it carries (seq/head/tail/vc/payload added per
+        flit), or with lean flits its head (head bit included)."""
         s, d = int(self.src[pk]), int(self.dst[pk])
         return self.flits.pack(src=self.ep_router[s], src_ep=self.ep_local[s], dst=self.ep_router[d],
-                               dst_ep=self.ep_local[d], hops=0, inter=0, phase=1, packet=pk)
+                               dst_ep=self.ep_local[d], hops=0, inter=0, phase=1, packet=pk, head=int(self.flits.lean))
 
     def step(self, t: int):
         """Cycle t: new packets join, each endpoint sends at most one flit. -> [(e, flit int)]."""
@@ -156,9 +178,12 @@ class Endpoints:
             v = self.vc[e]
             if cr[v] <= 0:
                 continue
-            flit = (self.template(pk) | (int(seq == 0) << o_head) | (int(seq == self.L - 1) << o_tail) |
-                    (seq << o_seq) | (payload_of(pk, seq, self.payload_bits) << o_pay))
-            self.injected[pk * self.L + seq] = flit & self.keep
+            flit = (int(seq == 0) << o_head) | (int(seq == self.L - 1) << o_tail)
+            if not self.flits.lean:
+                flit |= self.template(pk) | (seq << o_seq) | (payload_of(pk, seq, self.payload_bits) << o_pay)
+            else:                        # sim.flit: a lean head carries the header, a body the payload
+                flit |= self.template(pk) if seq == 0 else payload_of(pk, seq, self.payload_bits) << o_pay
+            self.injected[pk * self.L + seq] = self.kept(flit)
             out.append((e, flit | (v << o_vc)))
             cr[v] -= 1
             self.sent[e] = seq + 1
@@ -194,14 +219,14 @@ class EjectChecker:
         want = self.expected.get(arrival, ())
         if not got and not want:
             return True
-        keep, inj = eps.keep, eps.injected
-        have = sorted((e, v & keep) for e, v in got)
+        kept, inj = eps.kept, eps.injected
+        have = sorted((e, kept(v)) for e, v in got)
         want_k = sorted((e, inj.get(key, -1)) for e, key in want)
         if have != want_k:
             unpack = eps.flits.unpack
             self.mismatch = {
                 "cycle": arrival,
-                "rtl_only": [(e, unpack(v)) for e, v in got if (e, v & keep) not in want_k][:4],
+                "rtl_only": [(e, unpack(v)) for e, v in got if (e, kept(v)) not in want_k][:4],
                 "model_only": [{"endpoint": e, "packet": key // eps.L, "seq": key % eps.L}
                                for e, key in want if (e, inj.get(key, -1)) not in have][:4]}
             return False
