@@ -112,13 +112,14 @@ def test_network_lockstep_turn_classes(tmp_path):
 def test_network_lockstep_registered_links(tmp_path):
     """Link and credit latency 2 (a register on every link, `--link-latency 2 --credit-latency 2`
     of the FPGA build) with the pipelined router and 2 turn VCs, the 26-router network near
-    saturation: every flit as the model delivers it, cycle for cycle. As the FPGA build has it on
-    the ECP5-85F (`--body-bram auto`: 208 EBRs for 130 buffers), 36 bits of each buffer body are in
-    block RAM, read synchronously."""
+    saturation: every flit as the model delivers it, cycle for cycle. As the FPGA build of this
+    network has it on the ECP5-85F (`--flit lean --packet-id-bits 8 --body-bram auto`): lean flits
+    (35 bits: the header in heads only) with 8-bit packet ids, and each buffer's whole body (32
+    bits; 208 EBRs for 130 buffers give each one 36) in block RAM, read synchronously."""
     load = 0.45
     results, report, meta, model = lockstep(PS26, "min", 2, load, CYCLES // 4, tmp=tmp_path, vc_policy="turns",
                                             va_stages=2, sa_stages=2, st_stage=1, link_latency=2, credit_latency=2,
-                                            body_block_bits=36)
+                                            body_block_bits=36, flit="lean", packet_id_bits=8)
     assert results and all(r["passed"] for r in results), (results, report)
     assert report["mismatch"] is None
     assert model.params.link_latency == model.params.credit_latency == 2

@@ -44,13 +44,13 @@ NAME_TAGS = (("va_stages", "va"), ("sa_stages", "sa"), ("st_stage", "st"), ("lin
 
 def network_build(spec: str, routing: str, vcs: int, fail: float = 0.0, seed: int = 1, routing_obj=None,
                   name=None, exe=None, netlist: bool = False, vc_policy: str = "hops", body_block_bits: int = 0,
-                  **options):
+                  flit: str = "wide", **options):
     """(build meta, NetworkTop plan, endpoint/load config) for the network's RTL; a cocotb build,
     or with `exe` (see `harness.build`; a callable gets the plan) a plain Verilator executable:
     of the network top (`network_verilog`), or with `netlist=True` of the router module alone,
     for a main that wires the routers itself (netlist_main.cpp). `options`: other RouterParams
     fields (va_stages, sa_stages, st_stage, link_latency, credit_latency); body_block_bits: bits of
-    each buffer body in block RAM (hdl/buffer.py)."""
+    each buffer body in block RAM (hdl/buffer.py); flit: the flit format (sim.flit.FLIT_FORMATS)."""
     net = build(spec)
     params = RouterParams(vcs=vcs, **options)
     if routing_obj is None:
@@ -59,14 +59,18 @@ def network_build(spec: str, routing: str, vcs: int, fail: float = 0.0, seed: in
         routing_obj = make_routing(routing, model_net, vcs=vcs, vc_policy=vc_policy, **kw)
     # hop classes: one shared router module; turn classes: one module per router (its class steps)
     shared = routing_obj.vc_policy.name == "hops"
-    top = plan(net, routing, params, routing_obj=routing_obj, body_block_bits=body_block_bits)
+    top = plan(net, routing, params, routing_obj=routing_obj, body_block_bits=body_block_bits, flit=flit)
     key = f"{spec}|{routing}|{params}|C={top.C}" + ("" if shared else f"|{routing_obj.vc_policy.name}")
     if body_block_bits:
         key += f"|block={body_block_bits}"
+    if flit != "wide":
+        key += f"|flit={flit}"
     name = name or (f"net-{net.num_routers}-{routing}-v{vcs}"
                     + "".join(f"-{tag}{getattr(params, key)}" for key, tag in NAME_TAGS
                               if getattr(params, key) != DEFAULTS[key])
-                    + ("" if shared else "-turns") + (f"-ebr{body_block_bits}" if body_block_bits else ""))
+                    + ("" if shared else "-turns") + (f"-ebr{body_block_bits}" if body_block_bits else "")
+                    + ("" if flit == "wide" else f"-{flit}")
+                    + (f"-id{params.packet_id_bits}" if params.packet_id_bits != DEFAULTS["packet_id_bits"] else ""))
     K = exception_entries(routing_obj)
     if K or len(routing_obj.net.attrs.get("failed_links", ())):
         key += f"|K={K}"
@@ -77,7 +81,7 @@ def network_build(spec: str, routing: str, vcs: int, fail: float = 0.0, seed: in
             text = to_verilog(top.proto, top.module_name)
         else:
             text, _ = network_verilog(net, routing, params, shared=shared, packed=True, routing_obj=routing_obj,
-                                      body_block_bits=body_block_bits)
+                                      body_block_bits=body_block_bits, flit=flit)
         return text, {"routers": net.num_routers, "endpoints": net.num_endpoints}
 
     if callable(exe):
@@ -105,7 +109,7 @@ def network_build(spec: str, routing: str, vcs: int, fail: float = 0.0, seed: in
 
 def lockstep(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: int = 1, tmp=None, name=None,
              tamper=None, fail: float = 0.0, garbage=None, vc_policy: str = "hops", body_block_bits: int = 0,
-             **options):
+             flit: str = "wide", **options):
     """`tamper(trace) -> trace` alters the model's trace before the comparison (to test the report).
     `garbage`: (endpoints, cycles, kinds) for `NetworkSim.add_garbage`, or None. `options`: other
     RouterParams fields, for the model and the RTL alike."""
@@ -120,7 +124,7 @@ def lockstep(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: 
     g = model.garbage()
     pk = model.packets()
     meta, top, cfg = network_build(spec, routing, vcs, fail, seed, routing_obj=model.routing, name=name,
-                                   vc_policy=vc_policy, body_block_bits=body_block_bits, **options)
+                                   vc_policy=vc_policy, body_block_bits=body_block_bits, flit=flit, **options)
     cfg["cycles"] = cycles
     cfg["dropped"] = model.dropped
     tmp = pathlib.Path(tmp or tempfile.mkdtemp(prefix="lockstep-"))
