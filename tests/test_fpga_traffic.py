@@ -662,14 +662,18 @@ def test_network_traffic_top_matches_model(routing, vcs, stages, latency, id_bit
         assert reports[1]["errors"] == [int(e == dst) for e in range(E)]
 
 
-@pytest.mark.parametrize("header", ["all", "routing"])
-def test_router_traffic_top(header):
+@pytest.mark.parametrize("header,flit", [("all", "wide"), ("routing", "wide"), ("routing", "lean")])
+def test_router_traffic_top(header, flit):
     """header "all": the strict checkers also check the hop count the router adds, the
     intermediate and the phase; "routing" (the PolarStar unit reads none): the flits do not carry
-    them, 10 bits fewer."""
+    them, 10 bits fewer. Lean flits: the header in heads only (the corrupt command hits the first
+    body flit of the same packet)."""
     net = build("polarstar:q=3,supernode=iq,degree=0")
     params = RouterParams(vcs=3)
-    top = RouterTrafficTop(net, "polarstar", params, divisor=DIV, router=0, header=header)
+    top = RouterTrafficTop(net, "polarstar", params, divisor=DIV, router=0, header=header, flit=flit)
+    # head, tail, 2-bit vc; src, dst (5 bits), src_ep, dst_ep (1), seq (2), packet (16), payload (32)
+    wide = 2 + 2 + 2 * (5 + 1) + 2 + 16 + 32 + (10 if header == "all" else 0)
+    assert top.layout.size == (2 + 2 + 32 if flit == "lean" else wide)
     assert top.E == top.P == 5 and all(nb >= 0 for nb in top.neighbours)
     widths = {k: top.layout[k].width for k in ("hops", "inter", "phase")}
     assert widths == ({"hops": 4, "inter": 5, "phase": 1} if header == "all" else {"hops": 0, "inter": 0, "phase": 0})
