@@ -354,8 +354,9 @@ class TrafficGenerator(wiring.Component):
             else:
                 m.d.comb += [dst.eq(Array([Const(int(x), rb) for x in pr])[g]),
                              dst_ep.eq(Array([Const(int(x), eb) for x in pl])[g])]
-            m.d.comb += [src.eq(self.router), src_ep.eq(self.ep)]
-            return dst, dst_ep, src, src_ep, Const(0, rb), Const(0, HOPS_BITS), Const(1, 1)
+            # constants: the flit takes them as they are (not through the per-packet registers),
+            # so synthesis folds them into the payload CRC
+            return dst, dst_ep, Const(self.router, rb), Const(self.ep, eb), Const(0, rb), Const(0, HOPS_BITS), Const(1, 1)
         n, p = self.n, self.p
         d = scaled("draw_d", 0, 12, n - 1, 12)
         s_ = scaled("draw_s", 12, 12, n - 1, 12)
@@ -425,7 +426,7 @@ class TrafficGenerator(wiring.Component):
         draw = self._draw(m, dest, dest_next, send & head)
         fields = dict(zip(names, draw))
         fl = self.flit.payload
-        hdr = {k: Mux(head, fields[k], cur[k]) for k in fields}
+        hdr = {k: v if isinstance(v, Const) else Mux(head, v, cur[k]) for k, v in fields.items()}
         crc = PayloadCRC(lay)
         m.submodules.crc = crc
         m.d.comb += [crc.src.eq(hdr["src"]), crc.src_ep.eq(hdr["src_ep"]), crc.packet.eq(packet), crc.seq.eq(seq)]
@@ -443,7 +444,7 @@ class TrafficGenerator(wiring.Component):
             m.d.sync += seq.eq(Mux(tail, 0, seq + 1))
             with m.If(head):
                 m.d.sync += [cur_vc.eq(vc), dest.eq(dest_next)]
-                m.d.sync += [cur[k].eq(fields[k]) for k in cur]
+                m.d.sync += [cur[k].eq(fields[k]) for k in cur if not isinstance(fields[k], Const)]
             with m.If(tail):
                 m.d.sync += packet.eq(packet + 1)
         start = send & head
