@@ -189,8 +189,8 @@ def body_block_bits(cfg: FpgaConfig, net, params) -> int:
 
 def body_bram_bits(cfg: FpgaConfig, net, params, layout) -> int:
     """What `body_block_bits` comes to in a router of this flit layout (capped at its body)."""
-    from hdl.crossbar import split_layout
-    return min(body_block_bits(cfg, net, params), split_layout(layout)[1])
+    from hdl.crossbar import front_fields, split_layout
+    return min(body_block_bits(cfg, net, params), split_layout(layout, front_fields(int(net.endpoints.max())))[1])
 
 
 def make_inner(cfg: FpgaConfig, net, params, freq_mhz: float, routing):

@@ -16,7 +16,8 @@ A packet decided in enabled cycle t enters the generator's backlog in t + 1, its
 the decision hangs off the status block's `running`, broadcast across the chip to every
 generator, and registering it keeps that net off the path into the send logic (the 14-router
 network's critical path, docs/fpga.md).
-The destination LFSR advances 32 steps every time a packet starts sending (its head flit):
+The destination LFSR advances 32 steps per packet sent (in hardware 32/L with every flit when
+L divides 32, else 32 with the head: the same state at every head), and each head draws from it:
 
   endpoint generators, pattern 0 (uniform): d = (r[0:16]·(E-1)) >> 16, dst = d + (d >= e);
   pattern 1 (shift): dst = (e + shift) mod E (shift < E, reduced by the status block; shift 0
@@ -421,9 +422,14 @@ class TrafficGenerator(wiring.Component):
         m.d.comb += send.eq(Mux(mid, has_credit, ((backlog != 0) | create) & (best_credit != 0)))
         head = ~mid
         tail = seq == L - 1
+        # the destination LFSR advances DEST_STEPS per packet: DEST_STEPS / L with every flit when
+        # L divides it (the same state at every head; a 32-step XOR network is ~170 LUT4, an
+        # 8-step one ~25), else all at the head
+        per_flit = DEST_STEPS % L == 0
+        advance = send if per_flit else send & head
         dest_next = Signal(32)
-        m.d.comb += dest_next.eq(lfsr_logic(dest, DEST_STEPS))
-        draw = self._draw(m, dest, dest_next, send & head)
+        m.d.comb += dest_next.eq(lfsr_logic(dest, DEST_STEPS // L if per_flit else DEST_STEPS))
+        draw = self._draw(m, dest, dest_next, advance)
         fields = dict(zip(names, draw))
         fl = self.flit.payload
         hdr = {k: v if isinstance(v, Const) else Mux(head, v, cur[k]) for k, v in fields.items()}
@@ -443,10 +449,12 @@ class TrafficGenerator(wiring.Component):
         with m.If(send):
             m.d.sync += seq.eq(Mux(tail, 0, seq + 1))
             with m.If(head):
-                m.d.sync += [cur_vc.eq(vc), dest.eq(dest_next)]
+                m.d.sync += cur_vc.eq(vc)
                 m.d.sync += [cur[k].eq(fields[k]) for k in cur if not isinstance(fields[k], Const)]
             with m.If(tail):
                 m.d.sync += packet.eq(packet + 1)
+        with m.If(advance):
+            m.d.sync += dest.eq(dest_next)
         start = send & head
         with m.If(create & ~start):
             m.d.sync += backlog.eq(backlog + 1)

@@ -28,48 +28,56 @@ from .arbiter import one_hot_select
 FRONT_FIELDS = ("head", "tail", "hops", "dst_ep")
 
 
-def _front(layout: data.Layout) -> list:
-    return sorted(((f.offset, f.width, n) for n, f in layout if n in FRONT_FIELDS and f.width))
+def front_fields(endpoints: int) -> tuple:
+    """The FRONT_FIELDS a router with `endpoints` local ports reads: with one, every valid head
+    ejects at that port, so `dst_ep` travels in the body (hdl.router)."""
+    return FRONT_FIELDS if endpoints > 1 else tuple(f for f in FRONT_FIELDS if f != "dst_ep")
 
 
-def body_ranges(layout: data.Layout) -> list[tuple[int, int]]:
+def _front(layout: data.Layout, front=FRONT_FIELDS) -> list:
+    return sorted(((f.offset, f.width, n) for n, f in layout if n in front and f.width))
+
+
+def body_ranges(layout: data.Layout, front=FRONT_FIELDS) -> list[tuple[int, int]]:
     """The bit ranges (lo, hi) of a flit that are not front fields, low to high: the body."""
     out, pos = [], 0
-    for off, w, _ in _front(layout) + [(layout.size, 0, None)]:
+    for off, w, _ in _front(layout, front) + [(layout.size, 0, None)]:
         if off > pos:
             out.append((pos, off))
         pos = max(pos, off + w)
     return out
 
 
-def split_layout(layout: data.Layout) -> tuple[data.StructLayout, int]:
+def split_layout(layout: data.Layout, front=FRONT_FIELDS) -> tuple[data.StructLayout, int]:
     """(front layout, body bits) of a flit layout (`sim.flit.flit_layout`, either format): the
-    FRONT_FIELDS, and the width of every other bit (`body_of`). On a lean flit the front fields of
-    a body flit are payload bits; they travel in the front all the same."""
-    front = data.StructLayout({n: unsigned(w) for _, w, n in _front(layout)})
-    return front, sum(hi - lo for lo, hi in body_ranges(layout))
+    `front` fields (FRONT_FIELDS, or `front_fields(p)`), and the width of every other bit
+    (`body_of`). On a lean flit the front fields of a body flit are payload bits; they travel in
+    the front all the same."""
+    lay = data.StructLayout({n: unsigned(w) for _, w, n in _front(layout, front)})
+    return lay, sum(hi - lo for lo, hi in body_ranges(layout, front))
 
 
-def body_of(layout: data.Layout, flit) -> Value:
+def body_of(layout: data.Layout, flit, front=FRONT_FIELDS) -> Value:
     """The body bits of `flit` (a value of `layout`), low to high."""
     v = Value.cast(flit)
-    return Cat(*[v[lo:hi] for lo, hi in body_ranges(layout)])
+    return Cat(*[v[lo:hi] for lo, hi in body_ranges(layout, front)])
 
 
-def join_flit(layout: data.Layout, front, body) -> Value:
+def join_flit(layout: data.Layout, front, body, fields=FRONT_FIELDS) -> Value:
     """The flit of `layout` with the front fields of `front` (a view of split_layout's front
-    layout) and the bits of `body`."""
-    pieces = [(off, Value.cast(getattr(front, n))) for off, _, n in _front(layout)]
+    layout for `fields`) and the bits of `body`."""
+    pieces = [(off, Value.cast(getattr(front, n))) for off, _, n in _front(layout, fields)]
     b = Value.cast(body)
     pos = 0
-    for lo, hi in body_ranges(layout):
+    for lo, hi in body_ranges(layout, fields):
         pieces.append((lo, b[pos:pos + hi - lo]))
         pos += hi - lo
     return Cat(*[p for _, p in sorted(pieces, key=lambda t: t[0])])
 
 
 class Crossbar(wiring.Component):
-    """ports P, vcs V, layout: the flit layout (`sim.flit.flit_layout`).
+    """ports P, vcs V, layout: the flit layout (`sim.flit.flit_layout`), front: the front fields
+    (`front_fields`).
 
     front[i]    In   the front fields of the flit input port i sends
     body[i]     In   the body of that flit
@@ -79,10 +87,10 @@ class Crossbar(wiring.Component):
     out_vc[o]   Out  that input port's vc
     """
 
-    def __init__(self, ports: int, vcs: int, layout: data.Layout):
+    def __init__(self, ports: int, vcs: int, layout: data.Layout, front=FRONT_FIELDS):
         self.P, self.V = ports, vcs
-        self.layout = layout
-        self.front_layout, self.body_bits = split_layout(layout)
+        self.layout, self.front_names = layout, tuple(front)
+        self.front_layout, self.body_bits = split_layout(layout, self.front_names)
         body_bits = self.body_bits
         wb = bits_for(vcs)
         super().__init__({
@@ -99,7 +107,7 @@ class Crossbar(wiring.Component):
         flits = []
         for i in range(self.P):
             fl = Signal(self.layout, name=f"xin_{i}")
-            m.d.comb += fl.eq(join_flit(self.layout, self.front[i], self.body[i]))
+            m.d.comb += fl.eq(join_flit(self.layout, self.front[i], self.body[i], self.front_names))
             flits.append(fl)
 
         for o in range(self.P):
@@ -109,4 +117,4 @@ class Crossbar(wiring.Component):
         return m
 
 
-__all__ = ["Crossbar", "FRONT_FIELDS", "split_layout", "body_ranges", "body_of", "join_flit"]
+__all__ = ["Crossbar", "FRONT_FIELDS", "front_fields", "split_layout", "body_ranges", "body_of", "join_flit"]

@@ -43,7 +43,7 @@ from sim.params import RouterParams
 from .arbiter import RoundRobinArbiter, RoundRobinPick, lowest_set_bit, one_hot_index
 from .buffer import VCBuffer
 from .checks import quiet_on_error
-from .crossbar import Crossbar, body_of, split_layout
+from .crossbar import Crossbar, body_of, front_fields, split_layout
 from .delay import delay_line
 from .gf import index2
 from .routing_units import RoutingUnit
@@ -139,7 +139,8 @@ class Router(wiring.Component):
             raise ValueError(f"body_block_bits={body_block_bits!r}: must be an integer >= 0")
         if body_block_bits and not params.st_stage:
             raise ValueError(f"body_block_bits={body_block_bits}: block RAM reads take a cycle; needs st_stage=1")
-        self.body_block_bits = min(body_block_bits, split_layout(layout)[1])
+        self.front_fields = front_fields(endpoints)
+        self.body_block_bits = min(body_block_bits, split_layout(layout, self.front_fields)[1])
         self.R, self.p = ports, endpoints
         self.P = ports + endpoints
         self.params = params
@@ -189,7 +190,7 @@ class Router(wiring.Component):
 
         # a buffer entry: the flit's front fields with the routing unit's answer, beside its body
         # (read only at the VC the switch allocator chose; hdl/buffer.py, hdl/crossbar.py)
-        front_layout, body_bits = split_layout(self.layout)
+        front_layout, body_bits = split_layout(self.layout, self.front_fields)
         entry_fields = {"flit": front_layout, "mask": R, "eject": 1, "bad": 1}
         if pb:
             entry_fields["prio"] = data.ArrayLayout(pb, R)
@@ -227,7 +228,7 @@ class Router(wiring.Component):
             if pb:
                 m.d.comb += ent.prio.eq(unit.answer[i].prio)
             body = Signal(body_bits, name=f"arrive_body{i}")
-            m.d.comb += body.eq(body_of(self.layout, stored))
+            m.d.comb += body.eq(body_of(self.layout, stored, self.front_fields))
             buf = VCBuffer(V, B, entry.size, body_bits, body_sync=bool(prm.st_stage),
                            body_block_bits=self.body_block_bits)
             m.submodules[f"buf{i}"] = buf
@@ -325,7 +326,7 @@ class Router(wiring.Component):
                 rw = Signal(wb, name=f"req_w_{i}_{v}")
                 m.d.comb += [
                     rv.eq(wants & Mux(fr.eject, free.any(), nv)),
-                    ro.eq(Mux(fr.eject, R + fl.dst_ep, no)),
+                    ro.eq(Mux(fr.eject, R + (fl.dst_ep if p > 1 else 0), no)),
                     rw.eq(Mux(fr.eject, lw, nw)),
                 ]
                 req_valid[iv], req_o[iv], req_w[iv] = rv, ro, rw
@@ -532,7 +533,7 @@ class Router(wiring.Component):
             sel_w.append(sw)
         # the crossbar: in this cycle, or (st_stage = 1) in the next one from registered choices
         # and the buffers' registered body reads (VCBuffer body_sync)
-        m.submodules.xbar = xbar = Crossbar(P, V, self.layout)
+        m.submodules.xbar = xbar = Crossbar(P, V, self.layout, self.front_fields)
         st = prm.st_stage
 
         def stage(value, name):

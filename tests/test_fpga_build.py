@@ -198,8 +198,8 @@ def test_router_build_to_bitstream(tmp_path):
     bit = pathlib.Path(rep["bitstream"]).read_bytes()
     assert len(bit) > 100_000 and b"LFE5U-85F" in bit[:64] and b"\xbd\xb3" in bit[:64]   # ECP5 preamble
     assert rep["ports"] == 4 and rep["vcs"] == 3
-    body = split_layout(plan(build_net(cfg.spec), "polarstar", RouterParams(vcs=3, depth=4, payload_bits=16,
-                                                                             st_stage=1)).layout)[1]
+    top = plan(build_net(cfg.spec), "polarstar", RouterParams(vcs=3, depth=4, payload_bits=16, st_stage=1))
+    body = split_layout(top.layout, top.proto.front_fields)[1]
     assert 36 < body <= 72 and rep["body_bram_bits"] == body and rep["bram"] == 4 * 2
     assert 500 < rep["lut4"] < 83640 and 200 < rep["ff"] < 83640
     assert rep["fmax_mhz"] > 20 and rep["constraint_mhz"] == 50.0

@@ -285,11 +285,14 @@ def drive_generators(gens, params, cycles, ctl, rng, first_of=None):
     return created, heads
 
 
-@pytest.mark.parametrize("routers,eps,pattern,shift,load,budget,registered", [
-    (7, 1, 0, 0, 60, 0, True), (5, 2, 0, 0, 90, 6, True), (5, 2, 1, 3, 70, 0, True), (5, 2, 1, 0, 200, 0, True),
-    (7, 1, 0, 0, 60, 0, False)])
-def test_endpoint_generators_match_model(routers, eps, pattern, shift, load, budget, registered):
-    params = RouterParams(vcs=3, depth=4, packet_flits=3)
+# L: flits per packet; the destination LFSR advances 32 steps per packet, 32 / L per flit when L
+# divides 32 (4, 2) and all at the head otherwise (3)
+@pytest.mark.parametrize("routers,eps,pattern,shift,load,budget,registered,L", [
+    (7, 1, 0, 0, 60, 0, True, 3), (5, 2, 0, 0, 90, 6, True, 3), (5, 2, 1, 3, 70, 0, True, 3),
+    (5, 2, 1, 0, 200, 0, True, 3), (7, 1, 0, 0, 60, 0, False, 3), (7, 1, 0, 0, 60, 0, True, 4),
+    (5, 2, 0, 0, 90, 0, False, 2)])
+def test_endpoint_generators_match_model(routers, eps, pattern, shift, load, budget, registered, L):
+    params = RouterParams(vcs=3, depth=4, packet_flits=L)
     lay = flit_layout(routers, eps, params)
     E = routers * eps
     ep_router = np.repeat(np.arange(routers), eps)
@@ -585,8 +588,9 @@ def test_network_traffic_top_matches_model(routing, vcs, stages, latency, id_bit
     params = RouterParams(vcs=vcs, va_stages=stages[0], st_stage=stages[1], sa_stages=stages[2],
                           link_latency=latency[0], credit_latency=latency[1], packet_id_bits=id_bits)
     top = NetworkTrafficTop(net, routing, params, divisor=DIV, body_block_bits=block, flit=flit)
-    # the body of a lean flit (32 bits here) fits one EBR whole
-    assert top.network.proto.body_block_bits == (min(block, 32) if flit == "lean" else block)
+    # the body of a lean flit (vc and the 32 data bits: one endpoint per router, so dst_ep is not
+    # a front field) fits one EBR whole
+    assert top.network.proto.body_block_bits == (min(block, 33) if flit == "lean" else block)
     E, L = top.E, params.packet_flits
     load, budget = 45, 5
     corrupt_src = 4

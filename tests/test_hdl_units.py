@@ -376,7 +376,7 @@ def test_lean_flit_carries_the_header_in_heads_and_the_payload_in_bodies():
     """flit="lean": head, tail, vc, then the payload bits, which hold a head's header (front fields
     first, hdl.crossbar) or a body's payload; pack/unpack give a head its header and a body its
     payload, every field in the same bits as the layout says; the header must fit (a one-line error)."""
-    from hdl.crossbar import FRONT_FIELDS, split_layout
+    from hdl.crossbar import FRONT_FIELDS, front_fields, split_layout
     from hdl.network import plan
     from sim.flit import FLIT_FORMATS, LEAN_HEADER, head_only_fields, pack, unpack
     from topologies import ParameterError
@@ -393,6 +393,9 @@ def test_lean_flit_carries_the_header_in_heads_and_the_payload_in_bodies():
     # the body (every bit but the front fields) is one range above the front: one EBR holds it
     front, body = split_layout(lean)
     assert [k for k, _ in front] == [k for k in ("head", "tail", "dst_ep") if k in FRONT_FIELDS] and body == 32
+    # with one endpoint per router every valid head ejects at that port: dst_ep rides in the body
+    front, body = split_layout(lean, front_fields(1))
+    assert [k for k, _ in front] == ["head", "tail"] and body == 33 and front_fields(2) == FRONT_FIELDS
     rng = random.Random(7)
     for _ in range(200):
         fields = {k: rng.getrandbits(f.width) for k, f in lean}
