@@ -119,7 +119,7 @@ def test_dry_run_reports_the_configuration(capsys):
                           "--flit-width", "16", "--flit", "lean", "--dry-run"], capsys)
     assert code == 2 and err.count("\n") == 1 and "flit=lean: the header (" in err and "16 payload bits" in err
     # body in block RAM: with the traversal stage only; the 85F's 208 EBRs over 26 x 5 buffers give
-    # each one (36 bits of the 62-bit body), one router's 5 buffers the whole body
+    # each one (36 bits of the 63-bit body), one router's 5 buffers the whole body
     ebr = {}
     for extra in (["--design", "network", "--body-bram", "auto"], ["--design", "router", "--body-bram", "auto"],
                   ["--design", "network"], ["--design", "network", "--body-bram", "auto", "--st-stage", "0"],
@@ -129,7 +129,8 @@ def test_dry_run_reports_the_configuration(capsys):
                               *extra, "--dry-run", "--json"], capsys)
         assert code == 0, err
         ebr[" ".join(extra[1:])] = json.loads(out)["body_bram_bits"]
-    assert ebr == {"network --body-bram auto": 36, "router --body-bram auto": 62, "network": 0,   # off by default
+    # the whole body: 63 bits (one endpoint per router: dst_ep rides in the body, hdl.crossbar.front_fields)
+    assert ebr == {"network --body-bram auto": 36, "router --body-bram auto": 63, "network": 0,   # off by default
                    "network --body-bram auto --st-stage 0": 0,
                    "network --body-bram auto --vcs 4 --depth 256": 0}   # V·B = 1024: two EBRs per 36 bits, 260 > 208
     code, out, err = cli(["fpga", "build", "polarstar:q=3,supernode=iq,degree=0", "--board", "ulx3s-85f",
