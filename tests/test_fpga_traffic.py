@@ -384,6 +384,27 @@ def test_neighbour_generators_match_model(registered):
     assert len({f["inter"] for _, f, _ in heads}) > 10
 
 
+def check_flits(chk, lay, cases):
+    """Feeds `cases` [(flit fields, error expected)] to TrafficChecker `chk`, one per cycle: its
+    error output must flag exactly the expected ones, and its counters count flits, tails, errors."""
+    flags, counts = [], []
+
+    async def bench(ctx):
+        for f, _ in cases:
+            ctx.set(chk.flit.valid, 1)
+            ctx.set(chk.flit.payload.as_value(), pack(lay, f))
+            await ctx.delay(1e-9)
+            flags.append(ctx.get(chk.error))
+            await ctx.tick()
+        ctx.set(chk.flit.valid, 0)
+        await ctx.tick()
+        counts[:] = [ctx.get(chk.flits), ctx.get(chk.packets), ctx.get(chk.errors)]
+
+    run_sim(chk, bench)
+    assert flags == [e for _, e in cases]
+    assert counts == [len(cases), sum(f["tail"] for f, _ in cases), sum(e for _, e in cases)]
+
+
 def test_checker_flags_each_error():
     params = RouterParams(vcs=2, packet_flits=3)
     n, p = 7, 2
@@ -411,27 +432,9 @@ def test_checker_flags_each_error():
         (flit(1, 0, packet=9, dst_ep=0), 1), (flit(1, 1, packet=9, dst_ep=0), 1), (flit(1, 2, packet=9, dst_ep=0), 1),
         (flit(1, 1, packet=2, head=1), 1), (flit(1, 2, packet=2), 0),   # head flag on seq 1
     ]
-    chk = TrafficChecker(lay, params, mode="eject", router=me, ep=ep, num_routers=n, p=p)
-    flags = []
-
-    async def bench(ctx):
-        for f, _ in cases:
-            ctx.set(chk.flit.valid, 1)
-            ctx.set(chk.flit.payload.as_value(), pack(lay, f))
-            await ctx.delay(1e-9)
-            flags.append(ctx.get(chk.error))
-            await ctx.tick()
-        ctx.set(chk.flit.valid, 0)
-        await ctx.tick()
-        counts[:] = [ctx.get(chk.flits), ctx.get(chk.packets), ctx.get(chk.errors)]
-
-    counts = []
-    run_sim(chk, bench)
-    assert flags == [e for _, e in cases]
-    assert counts == [len(cases), sum(f["tail"] for f, _ in cases), sum(e for _, e in cases)]
+    check_flits(TrafficChecker(lay, params, mode="eject", router=me, ep=ep, num_routers=n, p=p), lay, cases)
 
     # strict network-output checks: hops, inter, phase, destination not this router
-    chk = TrafficChecker(lay, params, mode="network", router=me, num_routers=n, p=p, strict=True)
     def packet(vc, pk, src=5, dst=4, head_hops=None, errs=(0, 0, 0), **kw):     # kw: head-only fields
         body = int(src != me)                             # hops as injected; the router adds 1 to heads
         hops = [body + 1 if head_hops is None else head_hops, body, body]
@@ -449,10 +452,7 @@ def test_checker_flags_each_error():
                 (flit(0, 1, packet=9, dst=4, inter=me, phase=0), 1), (flit(0, 2, packet=9, dst=4, inter=me, phase=0), 1)]
              + [(flit(1, 0, packet=6, dst=4, hops=2), 0), (flit(1, 1, packet=6, dst=4, phase=0), 1),
                 (flit(1, 2, packet=6, dst=4), 0)])
-    flags = []
-    run_sim(chk, bench)
-    assert flags == [e for _, e in cases]
-    assert counts == [len(cases), sum(f["tail"] for f, _ in cases), sum(e for _, e in cases)]
+    check_flits(TrafficChecker(lay, params, mode="network", router=me, num_routers=n, p=p, strict=True), lay, cases)
 
 
 def test_lean_checker_flags_each_error():
@@ -486,23 +486,7 @@ def test_lean_checker_flags_each_error():
         (head(0, 5, seq=1), 1), (body(0, 1, 5), 0), (body(0, 2, 5), 0),   # a head's seq field is 0
         (head(1, 5), 0), (body(1, 1, 5, tail=1), 1),               # tail flag on seq 1
     ]
-    chk = TrafficChecker(lay, params, mode="eject", router=me, ep=ep, num_routers=n, p=p)
-    flags, counts = [], []
-
-    async def bench(ctx):
-        for f, _ in cases:
-            ctx.set(chk.flit.valid, 1)
-            ctx.set(chk.flit.payload.as_value(), pack(lay, f))
-            await ctx.delay(1e-9)
-            flags.append(ctx.get(chk.error))
-            await ctx.tick()
-        ctx.set(chk.flit.valid, 0)
-        await ctx.tick()
-        counts[:] = [ctx.get(chk.flits), ctx.get(chk.packets), ctx.get(chk.errors)]
-
-    run_sim(chk, bench)
-    assert flags == [e for _, e in cases]
-    assert counts == [len(cases), sum(f["tail"] for f, _ in cases), sum(e for _, e in cases)]
+    check_flits(TrafficChecker(lay, params, mode="eject", router=me, ep=ep, num_routers=n, p=p), lay, cases)
 
 
 # ---- the tops over the simulated UART ---------------------------------------------------------
