@@ -384,7 +384,6 @@ class TrafficGenerator(wiring.Component):
         seq = Signal(range(L))
         cur_vc = Signal(range(V))
         names = ("dst", "dst_ep", "src", "src_ep", "inter", "hops", "phase")
-        cur = {k: Signal(lay[k].shape, name=f"cur_{k}") for k in names}
         credits = [Signal(range(B + 1), init=B, name=f"credits{v}") for v in range(V)]
         corrupt = Signal()
 
@@ -431,6 +430,8 @@ class TrafficGenerator(wiring.Component):
         m.d.comb += dest_next.eq(lfsr_logic(dest, DEST_STEPS // L if per_flit else DEST_STEPS))
         draw = self._draw(m, dest, dest_next, advance)
         fields = dict(zip(names, draw))
+        # the packet's drawn header fields, held for its body flits (constants need no register)
+        cur = {k: Signal(lay[k].shape, name=f"cur_{k}") for k, v in fields.items() if not isinstance(v, Const)}
         fl = self.flit.payload
         hdr = {k: v if isinstance(v, Const) else Mux(head, v, cur[k]) for k, v in fields.items()}
         crc = PayloadCRC(lay)
@@ -450,7 +451,7 @@ class TrafficGenerator(wiring.Component):
             m.d.sync += seq.eq(Mux(tail, 0, seq + 1))
             with m.If(head):
                 m.d.sync += cur_vc.eq(vc)
-                m.d.sync += [cur[k].eq(fields[k]) for k in cur if not isinstance(fields[k], Const)]
+                m.d.sync += [cur[k].eq(fields[k]) for k in cur]
             with m.If(tail):
                 m.d.sync += packet.eq(packet + 1)
         with m.If(advance):

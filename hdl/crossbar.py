@@ -91,11 +91,10 @@ class Crossbar(wiring.Component):
         self.P, self.V = ports, vcs
         self.layout, self.front_names = layout, tuple(front)
         self.front_layout, self.body_bits = split_layout(layout, self.front_names)
-        body_bits = self.body_bits
         wb = bits_for(vcs)
         super().__init__({
             "front": In(self.front_layout).array(ports),
-            "body": In(body_bits).array(ports),
+            "body": In(self.body_bits).array(ports),
             "vc": In(wb).array(ports),
             "sel": In(ports).array(ports),
             "out_flit": Out(layout).array(ports),
