@@ -2,10 +2,17 @@
 
 `N` requesters and a pointer `ptr` (initially 0). The grant goes to the first requester at index
 `ptr, ptr+1, ...` (cyclic). The pointer moves only when the user says so: on `commit` it becomes
-`commit_index + 1 (mod N)`. VC allocation and the switch allocator's output stage commit every
-grant (`commit = valid`, `commit_index = index`); the switch allocator's input stage commits only
-when the chosen VC actually sent a flit. `RoundRobinPick` is the combinational part alone, for the
-extra iterations of the switch allocator, which reuse the pointer of the first.
+`i + 1 (mod N)`, i the requester whose bit `commit_grant` (one-hot) sets. VC allocation and the
+switch allocator's output stage commit every grant (`commit = valid`, `commit_grant = grant`); the
+switch allocator's input stage commits only when the chosen VC actually sent a flit.
+`RoundRobinPick` is the combinational part alone, for the extra iterations of the switch
+allocator, which reuse the pointer of the first.
+
+The pointer is held as its mask, the requesters at or after it (`ptr_mask`), not as an index: the
+pick ANDs the requests with a register instead of a decoded index, and the next mask is a prefix
+OR of the one-hot grant instead of its index plus one (a carry chain). Both ends of the VC
+allocator's loop, the router's longest path on ECP5 (docs/fpga.md), lose their logic levels. A
+mask of 0 (after a commit at N - 1) picks as pointer 0 does.
 """
 from __future__ import annotations
 
@@ -40,31 +47,42 @@ def one_hot_select(sel, values):
     return functools.reduce(operator.or_, [v & sel[i].replicate(width) for i, v in enumerate(values)])
 
 
-def lowest_set_bit(value, n: int):
-    """The lowest set bit of an `n`-bit value, one-hot (0 when none): the value AND NOT the OR of
-    the bits below each bit, that OR a log-depth prefix tree. Not `x & (~x + 1)`: synthesis
-    maps that increment to a carry chain, whose entry and exit routing were the longest part of
-    the switch allocator's path on ECP5."""
-    below = Const(0, n)
+def ptr_mask(ptr, n: int):
+    """The mask of pointer `ptr` (an int or a value): bits ptr .. n-1 set."""
+    if isinstance(ptr, int):
+        return ((1 << n) - 1) & ~((1 << ptr) - 1)
+    return (Const((1 << n) - 1, n) << ptr)[:n]
+
+
+def prefix_or(value, n: int):
+    """Bit i = OR of bits 0..i of the `n`-bit value: a log-depth tree."""
     prefix = value
     shift = 1
     while shift < n:
         prefix = prefix | (prefix << shift)[:n]
         shift *= 2
-    if n > 1:
-        below = (prefix << 1)[:n]
+    return prefix
+
+
+def lowest_set_bit(value, n: int):
+    """The lowest set bit of an `n`-bit value, one-hot (0 when none): the value AND NOT the OR of
+    the bits below each bit, that OR a log-depth prefix tree. Not `x & (~x + 1)`: synthesis
+    maps that increment to a carry chain, whose entry and exit routing were the longest part of
+    the switch allocator's path on ECP5."""
+    below = (prefix_or(value, n) << 1)[:n] if n > 1 else Const(0, n)
     return value & ~below
 
 
 class RoundRobinPick(wiring.Component):
-    """Combinational round-robin choice: first set bit of `requests` at or after `ptr` (cyclic)."""
+    """Combinational round-robin choice: the first set bit of `requests` among those of `mask`
+    (the requesters at or after the pointer, `ptr_mask`), else the first set bit."""
 
     def __init__(self, n: int):
         _check_n(n)
         self.n = n
         super().__init__({
             "requests": In(n),
-            "ptr": In(range(n)),
+            "mask": In(n),
             "grant": Out(n),          # one-hot
             "index": Out(range(n)),
             "valid": Out(1),
@@ -76,10 +94,8 @@ class RoundRobinPick(wiring.Component):
         if n == 1:
             m.d.comb += [self.grant.eq(self.requests), self.valid.eq(self.requests), self.index.eq(0)]
             return m
-        at_or_after = Signal(n)
-        m.d.comb += at_or_after.eq(Const((1 << n) - 1, n) << self.ptr)
         high = Signal(n)
-        m.d.comb += high.eq(self.requests & at_or_after)
+        m.d.comb += high.eq(self.requests & self.mask)
         # the first requester at or after ptr, else the first one: both lowest-bit trees run in
         # parallel with the OR that chooses between them, instead of after it (two logic levels
         # fewer for n = 32, where the VC allocator's arbiters were the target router's critical
@@ -91,7 +107,8 @@ class RoundRobinPick(wiring.Component):
 
 
 class RoundRobinArbiter(wiring.Component):
-    """`RoundRobinPick` plus its pointer register; `ptr` is exported for extra pick stages."""
+    """`RoundRobinPick` plus its pointer register, kept as a mask; `mask` is exported for extra
+    pick stages, `ptr` (the index, derived from the mask) for tests."""
 
     def __init__(self, n: int):
         _check_n(n)
@@ -102,7 +119,8 @@ class RoundRobinArbiter(wiring.Component):
             "index": Out(range(n)),
             "valid": Out(1),
             "commit": In(1),
-            "commit_index": In(range(n)),
+            "commit_grant": In(n),
+            "mask": Out(n, init=(1 << n) - 1),
             "ptr": Out(range(n)),
         })
 
@@ -110,12 +128,14 @@ class RoundRobinArbiter(wiring.Component):
         m = Module()
         n = self.n
         m.submodules.pick = pick = RoundRobinPick(n)
-        m.d.comb += [pick.requests.eq(self.requests), pick.ptr.eq(self.ptr),
+        m.d.comb += [pick.requests.eq(self.requests), pick.mask.eq(self.mask),
                      self.grant.eq(pick.grant), self.index.eq(pick.index), self.valid.eq(pick.valid)]
         if n > 1:
-            with m.If(self.commit):
-                m.d.sync += self.ptr.eq(Mux(self.commit_index == n - 1, 0, self.commit_index + 1))
+            with m.If(self.commit):      # the requesters after the committed one
+                m.d.sync += self.mask.eq((prefix_or(self.commit_grant, n) << 1)[:n])
+            m.d.comb += self.ptr.eq(one_hot_index(m, lowest_set_bit(self.mask, n), n))
         return m
 
 
-__all__ = ["RoundRobinArbiter", "RoundRobinPick", "lowest_set_bit", "one_hot_index", "one_hot_select"]
+__all__ = ["RoundRobinArbiter", "RoundRobinPick", "lowest_set_bit", "one_hot_index", "one_hot_select", "prefix_or",
+           "ptr_mask"]

@@ -7,7 +7,8 @@ designs):
   eject[e]   Out  flits delivered to endpoint e (the sink always accepts)
   credit[e]  Out  credits of endpoint e's local input VCs, returned by the router
   load       In   (table routing) {router, addr, data}: writes one row of one router's table
-  dropped    Out  malformed flits dropped, summed over the routers
+  dropped    Out  malformed flits dropped, summed over the routers (one counter of the sum of
+                  the routers' `drops`, equal to the sum of their `dropped` in every cycle)
 
 The flit layout (`self.layout`, `sim.flit.flit_layout`) carries the optional header fields the
 routing unit reads (`header="routing"`, the default: none for `min` and `polarstar`, the phase
@@ -51,7 +52,7 @@ from topologies.network import Network
 
 from .checks import quiet_on_error
 from .delay import delay_line
-from .router import Router, credit_signature, flit_signature, vc_classes_for
+from .router import Router, credit_signature, flit_signature, running_count, vc_classes_for
 from .routing_units import UNITS, make_unit, unit_reads
 from .verilog_out import ports_of, to_verilog
 
@@ -173,6 +174,7 @@ class NetworkTop(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         net, prm = self.net, self.params
+        self.routers = []                 # shared=False: the `Router` of each router, for tests
         n, R, p, V = net.num_routers, self.R, self.p, prm.vcs
         P = R + p
         links = self.link_table()
@@ -227,6 +229,7 @@ class NetworkTop(wiring.Component):
                 m.submodules[f"router{r}"] = Instance(self.module_name, **kw)
             else:
                 rt = self.make_router(r)
+                self.routers.append(rt)
                 m.submodules[f"router{r}"] = rt
                 for name, (port_sig, direction) in ports_of(rt).items():
                     if name in ("clk", "rst"):
@@ -235,18 +238,15 @@ class NetworkTop(wiring.Component):
                         m.d.comb += port_sig.eq(sig[r, name])
                     else:
                         m.d.comb += sig[r, name].eq(port_sig)
-            drops.append(sig[r, "dropped"])
-        level = 0
-        while len(drops) > 1:                                      # balanced adder tree
-            nxt = []
-            for k in range(0, len(drops) - 1, 2):
-                s_ = Signal(32, name=f"drop_sum_{level}_{k}")
-                m.d.comb += s_.eq(drops[k] + drops[k + 1])
-                nxt.append(s_)
-            if len(drops) % 2:
-                nxt.append(drops[-1])
-            drops, level = nxt, level + 1
-        m.d.comb += self.dropped.eq(drops[0])
+            drops.append(sig[r, "drops"])
+
+        def add(a, b, name):
+            s_ = Signal(len(a) + 1, name=name)
+            m.d.comb += s_.eq(a + b)
+            return s_
+        # `dropped` = the sum of the routers' counters, kept as one count of their last steps: a
+        # few bits per router cross the chip instead of 32
+        m.d.comb += self.dropped.eq(running_count(m, balanced_sum(drops, add), "drop_total"))
         return m
 
 
@@ -255,6 +255,17 @@ def plan(net: Network, routing: str = "polarstar", params: RouterParams = Router
     top = NetworkTop(net, routing, params, **kw)
     top._MustUse__silence = True
     return top
+
+
+def balanced_sum(terms: list, add):
+    """The sum of `terms` as a balanced tree of `add(a, b, name)` (names drop_sum_{level}_{k})."""
+    level = 0
+    while len(terms) > 1:
+        nxt = [add(terms[k], terms[k + 1], f"drop_sum_{level}_{k}") for k in range(0, len(terms) - 1, 2)]
+        if len(terms) % 2:
+            nxt.append(terms[-1])
+        terms, level = nxt, level + 1
+    return terms[0]
 
 
 def _vrange(width: int) -> str:
@@ -367,18 +378,16 @@ def top_verilog(top: NetworkTop, name: str = "pstar_network", packed: bool = Fal
             else:
                 conns.append(f".{pname}(r{r}__{pname})")
         L.append(f"  {module_of(r)} router{r} ({', '.join(conns)});")
-    terms = [f"r{r}__dropped" for r in range(n)]
-    level = 0
-    while len(terms) > 1:                                          # balanced adder tree
-        nxt = []
-        for k in range(0, len(terms) - 1, 2):
-            w = f"drop_sum_{level}_{k}"
-            L.append(f"  wire [31:0] {w} = {terms[k]} + {terms[k + 1]};")
-            nxt.append(w)
-        if len(terms) % 2:
-            nxt.append(terms[-1])
-        terms, level = nxt, level + 1
-    L.append(f"  assign dropped = {terms[0]};")
+    width = {f"r{r}__drops": len(ports["drops"][0]) for r in range(n)}
+
+    def add(a, b, name):
+        width[name] = max(width[a], width[b]) + 1
+        L.append(f"  wire [{width[name] - 1}:0] {name} = {a} + {b};")
+        return name
+    step = balanced_sum([f"r{r}__drops" for r in range(n)], add)      # as NetworkTop.elaborate (running_count)
+    L += ["  reg [31:0] drop_total = 32'd0;", f"  wire [31:0] drop_now = drop_total + {step};",
+          "  always @(posedge clk) begin if (rst) drop_total <= 32'd0; else drop_total <= drop_now; end",
+          "  assign dropped = drop_now;"]
     L.append("endmodule")
     return "\n".join(L) + "\n"
 

@@ -8,6 +8,8 @@ Ports 0..R-1 are network ports, R..R+p-1 the local ports of the p endpoints. Per
   credit_in[o]  In   valid + vc, network ports only (the endpoint sink never back-pressures)
   credit_out[i] Out  valid + vc: one buffer entry of input VC vc was freed this cycle
   dropped       Out  malformed flits dropped so far
+  drops         Out  malformed flits dropped in the previous cycle (the last step of `dropped`):
+                     what a network sums, a few bits per router instead of 32
   id            In   the router's own id (absent when `router_id` is given: a constant)
 
 Timing (the contract's "one cycle"): every output is a function of registers only (no path from
@@ -89,6 +91,17 @@ def _pos_int(name, v, lo=1):
         raise ValueError(f"{name}={v!r}: must be >= {lo}")
 
 
+def running_count(m: Module, step, name: str, width: int = 32):
+    """The sum, mod 2^width, of a registered per-cycle increment `step` over the cycles so far: a
+    register holding the earlier cycles' sum, plus `step` (the last cycle's). The same value in
+    every cycle as adding each increment into a register, but its carry chain starts at
+    registers. Router `dropped` and `NetworkTop.dropped` count this way."""
+    earlier, now = Signal(width, name=f"{name}_earlier"), Signal(width, name=name)
+    m.d.comb += now.eq(earlier + step)
+    m.d.sync += earlier.eq(now)
+    return now
+
+
 class Router(wiring.Component):
     """One router; see the module docstring for ports and timing.
 
@@ -161,6 +174,7 @@ class Router(wiring.Component):
             "credit_in": In(credit_signature(V)).array(ports),
             "credit_out": Out(credit_signature(V)).array(self.P),
             "dropped": Out(32),
+            "drops": Out(range(2 * self.P + 1)),
         }
         if router_id is None:
             members["id"] = In(self.id_bits)
@@ -378,7 +392,7 @@ class Router(wiring.Component):
                 # were masked, but `busy` meets the arbiter's output, not its input
                 ok = ~busy[o][w] if prm.va_stages == 2 else Const(1, 1)
                 m.d.comb += [arb.requests.eq(reqs),
-                             arb.commit.eq(arb.valid & ok), arb.commit_index.eq(arb.index)]
+                             arb.commit.eq(arb.valid & ok), arb.commit_grant.eq(arb.grant)]
                 va_set[o][w] = arb.valid & ok
                 for k, iv in enumerate(cand):
                     va_grant[iv, o, w] = arb.grant[k] & ok
@@ -453,7 +467,7 @@ class Router(wiring.Component):
                 else:
                     pick = RoundRobinPick(V)
                     m.submodules[f"sa{it}_inpick_{i}"] = pick
-                    m.d.comb += pick.ptr.eq(in_arb[i].ptr)
+                    m.d.comb += pick.mask.eq(in_arb[i].mask)
                 m.d.comb += pick.requests.eq(reqs)
                 cp = Signal(P, name=f"sa{it}_in_port_{i}")      # the chosen VC's output port, one-hot
                 m.d.comb += cp.eq(Cat(*[Cat(*[pick.grant[v] & port_oh[i * V + v][o] for v in range(V)]).any()
@@ -477,7 +491,7 @@ class Router(wiring.Component):
                 else:
                     pick = RoundRobinPick(P)
                     m.submodules[f"sa{it}_outpick_{o}"] = pick
-                    m.d.comb += pick.ptr.eq(out_arb[o].ptr)
+                    m.d.comb += pick.mask.eq(out_arb[o].mask)
                 m.d.comb += pick.requests.eq(reqs)
                 for i in range(P):
                     granted[i] = granted[i] | pick.grant[i]
@@ -503,9 +517,9 @@ class Router(wiring.Component):
             out_sel = [x[3] for x in new_out]
         sent_v = [one_hot_index(m, sent_oh[i], V) if V > 1 else Const(0, wb) for i in range(P)]
         for i in range(P):
-            m.d.comb += [in_arb[i].commit.eq(sent[i]), in_arb[i].commit_index.eq(sent_v[i])]
+            m.d.comb += [in_arb[i].commit.eq(sent[i]), in_arb[i].commit_grant.eq(sent_oh[i])]
         for o in range(P):
-            m.d.comb += [out_arb[o].commit.eq(out_valid[o]), out_arb[o].commit_index.eq(out_src[o])]
+            m.d.comb += [out_arb[o].commit.eq(out_valid[o]), out_arb[o].commit_grant.eq(out_sel[o])]
         # the VC that sends holds its output VC alone, so a flit leaves on (o, w) exactly when the
         # holder of (o, w) sends: the credit to take and (with a tail) the output VC to free
         sent_on = {}
@@ -608,9 +622,11 @@ class Router(wiring.Component):
                 with m.Elif(rel):
                     m.d.sync += busy[o][w].eq(0)
 
-        n_drop = sum(drop) + sum(overflow)
-        m.d.sync += self.dropped.eq(self.dropped + n_drop)
+        # the carry chain of `dropped` starts at registers instead of after the switch allocator
+        # (the drop rule reads `sent`)
+        m.d.sync += self.drops.eq(sum(drop) + sum(overflow))
+        m.d.comb += self.dropped.eq(running_count(m, self.drops, "drop_count"))
         return m
 
 
-__all__ = ["Router", "vc_classes_for", "class_of_vc", "input_class", "credit_signature", "flit_signature", "FLIT_FIELDS"]
+__all__ = ["Router", "running_count", "vc_classes_for", "class_of_vc", "input_class", "credit_signature", "flit_signature", "FLIT_FIELDS"]

@@ -1,8 +1,9 @@
 """The Amaranth `NetworkTop` (one `Router` per router, ids and tables as constants) in the Amaranth
 simulator, in lockstep with `sim`: a small network under random traffic, every ejected flit
-compared with the model's trace (cycle, endpoint, packet, seq, contents). This exercises the
-allocators, credit logic and wiring of the Amaranth top without Verilator; the Verilated shared-
-module networks are in tests/test_cocotb_network.py."""
+compared with the model's trace (cycle, endpoint, packet, seq, contents), and with garbage flits
+(`NetworkSim.add_garbage`) the top's `dropped` compared with the model's drop count in every
+cycle. This exercises the allocators, credit logic and wiring of the Amaranth top without
+Verilator; the Verilated shared-module networks are in tests/test_cocotb_network.py."""
 import pathlib
 import sys
 
@@ -15,6 +16,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent / "cocotb"))
 from endpoints import EjectChecker, Endpoints  # noqa: E402
 
 from hdl.network import NetworkTop  # noqa: E402
+from sim.engine import GARBAGE_KINDS  # noqa: E402
 from sim.flit import bits_for  # noqa: E402
 from sim.network_sim import NetworkSim  # noqa: E402
 from sim.params import RouterParams  # noqa: E402
@@ -39,29 +41,48 @@ PIPELINED = {"va_stages": 2, "sa_stages": 2, "st_stage": 1}
     # lean flits (the header in heads only), as the 26-router FPGA network takes them
     ("polarstar", 4, 1, "hops", SPEC, {"flit": "lean"}),
     ("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0",
-     {"flit": "lean", "packet_id_bits": 8, "link_latency": 2, "credit_latency": 2, **PIPELINED})])
+     {"flit": "lean", "packet_id_bits": 8, "link_latency": 2, "credit_latency": 2, **PIPELINED}),
+    # malformed flits of every kind: `dropped` (one counter of the routers' per-cycle drops)
+    # must step with the model's drops in every cycle
+    ("polarstar", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {"garbage": 12}),
+    ("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {"garbage": 12, **PIPELINED})])
 def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, extra):
     net = build(spec)
     extra = dict(extra)
     flit = extra.pop("flit", "wide")
+    per_kind = extra.pop("garbage", 0)
     params = RouterParams(vcs=vcs, alloc_iters=alloc_iters, **extra)
     cycles = 250
     model = NetworkSim(net, routing, params, "uniform", 0.7, seed=5, trace=100_000, vc_policy=vc_policy)
+    garbage = None
+    if per_kind:
+        rng = np.random.default_rng(9)
+        n = per_kind * len(GARBAGE_KINDS)
+        garbage = (rng.integers(net.num_endpoints, size=n), rng.integers(0, cycles - 100, size=n),
+                   np.repeat(np.arange(len(GARBAGE_KINDS)), per_kind))
+        model.add_garbage(*garbage)
     model.run(cycles)
+    g_drop = model.garbage()["dropped"]
+    dropped_before = np.concatenate([[0], np.cumsum(np.bincount(g_drop[g_drop >= 0], minlength=cycles + 1))])
     top = NetworkTop(net, routing, params, routing_obj=model.routing, shared=False, flit=flit)
     eps_n = net.endpoints.astype(np.int64)
     first = np.concatenate([[0], np.cumsum(eps_n)])
     ep_router = np.repeat(np.arange(net.num_routers), eps_n)
     cfg = {"E": top.E, "V": vcs, "B": params.depth, "L": params.packet_flits,
            "fields": {k: [f.offset, f.width] for k, f in top.layout},
-           "ep_router": ep_router.tolist(), "ep_local": (np.arange(top.E) - first[ep_router]).tolist()}
+           "ep_router": ep_router.tolist(), "ep_local": (np.arange(top.E) - first[ep_router]).tolist(),
+           "N": net.num_routers, "p": int(eps_n.max())}
     pk = model.packets()
-    eps = Endpoints(cfg, (pk["src"], pk["dst"], pk["created"]))
+    eps = Endpoints(cfg, (pk["src"], pk["dst"], pk["created"]), garbage)
     checker = EjectChecker(eps, model.trace[:model.trace_len[0]])
+    drops = []
 
     async def tb(ctx):
         pending = []
         for t in range(cycles):
+            drops.append(ctx.get(top.dropped))
+            # each router's own counter (what a lone router reports) sums to the same
+            assert sum(ctx.get(rt.dropped) for rt in top.routers) == drops[-1], t
             for e, v in pending:
                 eps.credit[e][v] += 1
             pending = []
@@ -79,7 +100,7 @@ def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, e
                 if e in sends:
                     ctx.set(top.inject[e].payload.as_value(), sends[e])
             await ctx.tick()
-        assert ctx.get(top.dropped) == 0
+        drops.append(ctx.get(top.dropped))
 
     sim = Simulator(top)
     sim.add_clock(1e-6)
@@ -88,6 +109,9 @@ def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, e
     assert checker.mismatch is None, f"first divergence from the model: {checker.mismatch}"
     expected = int((model.trace[:model.trace_len[0], 0] <= cycles).sum())
     assert checker.count == expected > 200
+    # `dropped` in cycle t counts the drops of cycles < t
+    assert drops == dropped_before[:cycles + 1].tolist()
+    assert drops[-1] == model.dropped == eps.garbage_sent == (len(garbage[0]) if garbage else 0)
     assert bits_for(vcs) == top.layout["vc"].width
 
 

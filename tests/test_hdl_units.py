@@ -10,7 +10,7 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import data
 from amaranth.sim import Simulator
 
-from hdl.arbiter import RoundRobinArbiter, RoundRobinPick
+from hdl.arbiter import RoundRobinArbiter, RoundRobinPick, ptr_mask
 from hdl.buffer import VCBuffer
 from hdl.crossbar import Crossbar
 from hdl.gf import GF, const_mul, div_const
@@ -52,11 +52,13 @@ def test_round_robin_pick_all_inputs(n):
     dut = RoundRobinPick(n)
     cases = [(req, ptr) for req in range(1 << n) for ptr in range(n)] if n <= 8 else \
         [(random.Random(k).getrandbits(n), k % n) for k in range(2000)]
+    # the mask of pointer 0 is all ones; 0 (what a commit at n - 1 leaves) must pick the same
+    cases = [(req, ptr, ptr_mask(ptr, n)) for req, ptr in cases] + [(req, 0, 0) for req, ptr in cases if ptr == 0]
 
     async def tb(ctx):
-        for req, ptr in cases:
+        for req, ptr, mask in cases:
             ctx.set(dut.requests, req)
-            ctx.set(dut.ptr, ptr)
+            ctx.set(dut.mask, mask)
             ref = RefArbiter(n)
             ref.ptr = ptr
             want = ref.pick(req)
@@ -87,11 +89,12 @@ def test_round_robin_arbiter_pointer_rules(n, rule):
             if want is not None:
                 assert ctx.get(dut.index) == want
             ctx.set(dut.commit, commit)
-            ctx.set(dut.commit_index, want or 0)
+            ctx.set(dut.commit_grant, 1 << want if want is not None else 0)
             await ctx.tick()
             if commit:
                 ref.commit(want)
             assert ctx.get(dut.ptr) == ref.ptr
+            assert ctx.get(dut.mask) in ({ptr_mask(ref.ptr, n)} | ({0} if ref.ptr == 0 else set()))
 
     run(dut, tb)
 
