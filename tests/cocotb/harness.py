@@ -116,13 +116,29 @@ def build(name: str, key: str, make_verilog, toplevel: str, hier_blocks=(), exe=
             else:
                 from cocotb_tools.runner import VerilatorControlFile
                 vlt = VerilatorControlFile(control_file(bdir, toplevel, hier_blocks))
-                lean_runner().build(sources=[vlt, vfile], hdl_toplevel=toplevel, build_dir=bdir / "sim",
-                                    build_args=args, always=True, log_file=bdir / "build.log")
+                try:
+                    lean_runner().build(sources=[vlt, vfile], hdl_toplevel=toplevel, build_dir=bdir / "sim",
+                                        build_args=args, always=True, log_file=bdir / "build.log")
+                except RuntimeError as e:
+                    raise RuntimeError(f"{e}\n{log_tail(bdir / 'build.log')}") from None
         t2 = time.perf_counter()
+        for pch in (bdir / "sim").rglob("*.gch"):      # compile-time only: ~280 MB of a network's 290
+            pch.unlink()
         meta = {"build_dir": str(bdir), "toplevel": toplevel, "verilog_bytes": len(text),
                 "elaborate_s": round(elaborate_s, 2), "verilator_s": round(t2 - t1, 2), **info}
         stamp.write_text(json.dumps(meta))
         return meta
+
+
+def log_tail(path: pathlib.Path, lines: int = 40) -> str:
+    """The end of a build log, for the exception: CI keeps the test report, not the build tree,
+    and "make exited with 2" alone does not say whether the compiler, the disk or memory failed."""
+    try:
+        text = path.read_text(errors="replace").splitlines()
+    except OSError as e:
+        return f"(no build log: {e})"
+    head = f"last {min(lines, len(text))} lines of {path}:"
+    return "\n".join([head] + text[-lines:])
 
 
 def _build_exe(bdir, vfile, toplevel, hier_blocks, args, main_cpp, defines, files=None):
@@ -147,7 +163,9 @@ def _build_exe(bdir, vfile, toplevel, hier_blocks, args, main_cpp, defines, file
         for cmd in (verilate, compile_):
             done = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT)
             if done.returncode:
-                raise RuntimeError(f"Verilator build failed ({cmd[0]}, exit {done.returncode}); log: {bdir / 'build.log'}")
+                log.flush()
+                raise RuntimeError(f"Verilator build failed ({cmd[0]}, exit {done.returncode})\n"
+                                   f"{log_tail(bdir / 'build.log')}")
 
 
 def run(meta: dict, test_module: str, extra_env: dict | None = None, testcase=None) -> list[dict]:
