@@ -430,8 +430,10 @@ class TrafficGenerator(wiring.Component):
         m.d.comb += dest_next.eq(lfsr_logic(dest, DEST_STEPS // L if per_flit else DEST_STEPS))
         draw = self._draw(m, dest, dest_next, advance)
         fields = dict(zip(names, draw))
-        # the packet's drawn header fields, held for its body flits (constants need no register)
-        cur = {k: Signal(lay[k].shape, name=f"cur_{k}") for k, v in fields.items() if not isinstance(v, Const)}
+        # the packet's drawn header fields, held for its body flits (constants need no register;
+        # no reset either: a packet starts with its head, which loads them)
+        cur = {k: Signal(lay[k].shape, name=f"cur_{k}", reset_less=True)
+               for k, v in fields.items() if not isinstance(v, Const)}
         fl = self.flit.payload
         hdr = {k: v if isinstance(v, Const) else Mux(head, v, cur[k]) for k, v in fields.items()}
         crc = PayloadCRC(lay)

@@ -358,8 +358,8 @@ class Router(wiring.Component):
                 for v in range(V):
                     iv = i * V + v
                     rv = Signal(name=f"va2_v_{i}_{v}")
-                    ro = Signal(ob, name=f"va2_o_{i}_{v}")
-                    rw = Signal(wb, name=f"va2_w_{i}_{v}")
+                    ro = Signal(ob, name=f"va2_o_{i}_{v}", reset_less=True)     # read only beside rv
+                    rw = Signal(wb, name=f"va2_w_{i}_{v}", reset_less=True)
                     m.d.sync += [rv.eq(req_valid[iv] & ~va_granted[iv]), ro.eq(req_o[iv]), rw.eq(req_w[iv])]
                     arb_valid.append(rv)
                     arb_o.append(ro)
@@ -550,10 +550,10 @@ class Router(wiring.Component):
         m.submodules.xbar = xbar = Crossbar(P, V, self.layout, self.front_fields)
         st = prm.st_stage
 
-        def stage(value, name):
+        def stage(value, name, data=True):
             if not st:
                 return value
-            r_ = Signal.like(value, name=f"st_{name}")
+            r_ = Signal.like(value, name=f"st_{name}", reset_less=data)
             m.d.sync += r_.eq(value)
             return r_
 
@@ -562,10 +562,10 @@ class Router(wiring.Component):
                          xbar.body[i].eq(bufs[i].rd_body)]
         for o in range(P):
             fl = xbar.out_flit[o]
-            m.d.comb += xbar.sel[o].eq(stage(out_sel[o], f"sel_{o}"))
+            m.d.comb += xbar.sel[o].eq(stage(out_sel[o], f"sel_{o}", data=False))     # the output's valid
             out = self.flit_out[o].payload
             m.d.comb += [out.eq(fl), out.vc.eq(xbar.out_vc[o]),
-                         self.flit_out[o].valid.eq(stage(out_valid[o], f"valid_{o}"))]
+                         self.flit_out[o].valid.eq(stage(out_valid[o], f"valid_{o}", data=False))]
             if o < R:
                 hmax = (1 << HOPS_BITS) - 1
                 with m.If(fl.head):

@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 import pytest
+from amaranth.hdl import ResetInserter, Signal
 from amaranth.sim import Simulator
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent / "cocotb"))
@@ -45,12 +46,20 @@ PIPELINED = {"va_stages": 2, "sa_stages": 2, "st_stage": 1}
     # malformed flits of every kind: `dropped` (one counter of the routers' per-cycle drops)
     # must step with the model's drops in every cycle
     ("polarstar", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {"garbage": 12}),
-    ("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {"garbage": 12, **PIPELINED})])
+    ("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {"garbage": 12, **PIPELINED}),
+    # a reset in the middle of heavy traffic and garbage (flits in every buffer, link and
+    # pipeline register): afterwards the network must behave as a fresh one, so no register
+    # left without a reset (link and pipeline data, generator headers) may be read before it is
+    # written
+    ("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0",
+     {"flit": "lean", "packet_id_bits": 8, "link_latency": 2, "credit_latency": 2, **PIPELINED, "reset_after": 150}),
+    ("polarstar", 4, 1, "hops", SPEC, {"link_latency": 2, **PIPELINED, "garbage": 6, "reset_after": 120})])
 def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, extra):
     net = build(spec)
     extra = dict(extra)
     flit = extra.pop("flit", "wide")
     per_kind = extra.pop("garbage", 0)
+    reset_after = extra.pop("reset_after", 0)
     params = RouterParams(vcs=vcs, alloc_iters=alloc_iters, **extra)
     cycles = 250
     model = NetworkSim(net, routing, params, "uniform", 0.7, seed=5, trace=100_000, vc_policy=vc_policy)
@@ -65,6 +74,8 @@ def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, e
     g_drop = model.garbage()["dropped"]
     dropped_before = np.concatenate([[0], np.cumsum(np.bincount(g_drop[g_drop >= 0], minlength=cycles + 1))])
     top = NetworkTop(net, routing, params, routing_obj=model.routing, shared=False, flit=flit)
+    rst = Signal()
+    dut = ResetInserter({"sync": rst})(top)
     eps_n = net.endpoints.astype(np.int64)
     first = np.concatenate([[0], np.cumsum(eps_n)])
     ep_router = np.repeat(np.arange(net.num_routers), eps_n)
@@ -77,7 +88,40 @@ def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, e
     checker = EjectChecker(eps, model.trace[:model.trace_len[0]])
     drops = []
 
+    if reset_after:        # other packets and garbage, at full load, before the reset
+        pre = NetworkSim(net, routing, params, "uniform", 1.0, seed=23, vc_policy=vc_policy)
+        rng = np.random.default_rng(29)
+        n = 4 * len(GARBAGE_KINDS)
+        pre_garbage = (rng.integers(net.num_endpoints, size=n), rng.integers(0, reset_after, size=n),
+                       np.tile(np.arange(len(GARBAGE_KINDS)), 4))
+        pre.add_garbage(*pre_garbage)
+        pre.run(reset_after)
+        ppk = pre.packets()
+        pre_eps = Endpoints(cfg, (ppk["src"], ppk["dst"], ppk["created"]), pre_garbage)
+
+    async def before_reset(ctx):
+        in_flight = 0
+        for t in range(reset_after):
+            for e in range(top.E):
+                if ctx.get(top.credit[e].valid):
+                    pre_eps.credit[e][ctx.get(top.credit[e].payload)] += 1
+                in_flight += ctx.get(top.eject[e].valid)
+            sends = dict(pre_eps.step(t))
+            for e in range(top.E):
+                ctx.set(top.inject[e].valid, e in sends)
+                if e in sends:
+                    ctx.set(top.inject[e].payload.as_value(), sends[e])
+            await ctx.tick()
+        assert in_flight > 50 and ctx.get(top.dropped) > 0       # the traffic did reach the network
+        for e in range(top.E):
+            ctx.set(top.inject[e].valid, 0)
+        ctx.set(rst, 1)
+        await ctx.tick()
+        ctx.set(rst, 0)
+
     async def tb(ctx):
+        if reset_after:
+            await before_reset(ctx)
         pending = []
         for t in range(cycles):
             drops.append(ctx.get(top.dropped))
@@ -102,7 +146,7 @@ def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, e
             await ctx.tick()
         drops.append(ctx.get(top.dropped))
 
-    sim = Simulator(top)
+    sim = Simulator(dut)
     sim.add_clock(1e-6)
     sim.add_testbench(tb)
     sim.run()
