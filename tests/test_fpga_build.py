@@ -70,6 +70,7 @@ def cli(argv, capsys):
     (["--board", "ulx3s-85f", "--design", "network", "--vcs", "1", "--vc-policy", "turns"], "needs at least 2 VCs"),
     (["--board", "ulx3s-85f", "--vc-policy", "zigzag"], "--vc-policy: invalid choice: 'zigzag'"),
     (["--board", "ulx3s-85f", "--pnr-router", "router3"], "pnr-router='router3'"),
+    (["--board", "ulx3s-85f", "--placer", "sa"], "placer='sa': allowed: heap, static"),
     (["--board", "ulx3s-85f", "--id-input"], "id-input"),
     (["--board", "ulx3s-85f", "--design", "unit", "--router", "26"], "router=26"),
     (["--board", "icebreaker", "--no-wide-luts"], "no-wide-luts: an ECP5 option"),
@@ -209,7 +210,9 @@ def test_router_build_to_bitstream(tmp_path):
     assert abs(1000 / cp["total_ns"] - rep["fmax_mhz"]) < 0.01 * rep["fmax_mhz"]
     assert cp["logic_cells"] >= 1 and abs(cp["logic_ns"] + cp["routing_ns"] - cp["total_ns"]) < 0.02
     assert pathlib.Path(rep["log"]).stat().st_size > 0
-    assert rep["pnr_router"] == "router1" and "--router router1" in (tmp_path / "b" / "build_top.sh").read_text()
+    script = (tmp_path / "b" / "build_top.sh").read_text()
+    assert rep["pnr_router"] == "router1" and "--router router1" in script
+    assert rep["placer"] == "heap" and "--placer heap" in script
     assert rep["commit"] == source_commit() and rep["commit"]          # this checkout is a git clone (CI too)
 
 
@@ -256,12 +259,16 @@ def test_sweep_points_table_and_plot(tmp_path):
         run_sweep(out=str(tmp_path / "s"), only="router-P5-V2-B4-W32")
     with pytest.raises(ParameterError, match="pnr-router='router9'"):
         run_sweep(out=str(tmp_path / "s"), only="router-P4-V2-B4-W32", pnr_router="router9")
+    with pytest.raises(ParameterError, match="placer='sa'"):
+        run_sweep(out=str(tmp_path / "s"), only="router-P4-V2-B4-W32", placer="sa")
     assert not (tmp_path / "s.json").exists()
     row = dict(name="router-P4-V2-B4-W32", routing="polarstar", ports=4, vcs=2, depth=4, flit_width=32,
                flit_bits=72, lut4=8493, ff=2168, bram=0, lutram=160, fmax_mhz=52.47)
     table = markdown([row, {"name": "router-P16-V4-B8-W64", "error": "design does not fit: LUT4"}])
     assert "| router-P4-V2-B4-W32 | polarstar | 4 | 2 | 4 | 32 | 72 | 8493 | 2168 | 0 | 160 | 52.47 | router1 |  |" in table
     assert "| 52.47 | router2 | 61f924b |" in markdown([dict(row, pnr_router="router2", commit="61f924b")])
+    assert "| router2, static placer | 61f924b |" in markdown([dict(row, pnr_router="router2", placer="static",
+                                                                   commit="61f924b")])
     assert "design does not fit: LUT4" in table
     urow = dict(row, name="unit-min-q11", routing="min", ports=16, lanes=16, network_routers=1064, lut4=9000)
     both = markdown([row, urow])

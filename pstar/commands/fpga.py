@@ -3,11 +3,13 @@
   pstar fpga build --board {ulx3s-85f,icebreaker} --design {router,network,unit} SPEC [--routing R]
                    [--ports P] [--vcs V] [--depth B] [--flit-width W] [--va-stages S] [--sa-stages S]
                    [--st-stage S] [--link-latency N] [--credit-latency N] [--vc-policy P] [--freq MHZ]
-                   [--router N] [--id-input] [--seed N] [--pnr-router {router1,router2}] [--no-wide-luts] [--json]
+                   [--router N] [--id-input] [--seed N] [--pnr-router {router1,router2}] [--placer {heap,static}]
+                   [--no-wide-luts] [--json]
   pstar fpga area SPEC [--routing R] [--ports P] [--vcs V] [--depth B] [--flit-width W] [--va-stages S] [--sa-stages S]
                   [--st-stage S] [--link-latency N] [--credit-latency N] [--vc-policy P] [--router N]
                   [--no-wide-luts] [--json]
-  pstar fpga sweep [--quick] [--out docs/fpga_sweep] [--only NAMES | --no-build] [--pnr-router R] [--no-wide-luts] [--json]
+  pstar fpga sweep [--quick] [--out docs/fpga_sweep] [--only NAMES | --no-build] [--pnr-router R] [--placer P]
+                   [--no-wide-luts] [--json]
 
 `build` runs the flow to a bitstream and prints LUT4, FF, BRAM, DSP use and nextpnr's maximum
 frequency; `area` synthesizes the bare router with its hierarchy kept and prints its cells per
@@ -21,6 +23,8 @@ from . import Result, add_header, add_latencies, add_vc_policy, table
 def _pnr_router(p):
     p.add_argument("--pnr-router", default="router1", metavar="{router1,router2}",
                    help="nextpnr's router (default router1; router2 finishes congested large designs)")
+    p.add_argument("--placer", default="heap", metavar="{heap,static}",
+                   help="nextpnr's placer (default heap; static: electrostatic, shorter wires on dense designs)")
 
 
 def _wide_luts(p):
@@ -118,7 +122,7 @@ def run(args) -> Result:
     if args.fpga_command == "sweep":
         from fpga.sweep import run_sweep
         rows = run_sweep(quick=args.quick, out=args.out, only=args.only, pnr_router=args.pnr_router,
-                         no_build=args.no_build, wide_luts=not args.no_wide_luts)
+                         placer=args.placer, no_build=args.no_build, wide_luts=not args.no_wide_luts)
         from fpga.sweep import markdown
         return Result({"points": rows, "out": args.out}, markdown(rows))
     from fpga.build import FpgaConfig, build
@@ -143,7 +147,8 @@ def run(args) -> Result:
     cfg = FpgaConfig(board=args.board, design=args.design, spec=args.spec, routing=args.routing,
                      ports=args.ports, vcs=args.vcs, depth=args.depth, flit_width=args.flit_width,
                      **_router_options_of(args), freq_mhz=args.freq, router=args.router,
-                     id_input=args.id_input, seed=args.seed, pnr_router=args.pnr_router, wide_luts=not args.no_wide_luts, build_dir=args.build_dir)
+                     id_input=args.id_input, seed=args.seed, pnr_router=args.pnr_router, placer=args.placer, wide_luts=not args.no_wide_luts,
+                     build_dir=args.build_dir)
     rep = build(cfg, progress=not args.quiet, dry_run=args.dry_run)
     keys = ["board", "design", "spec", "routing", "routers", "network_routers", "lanes", "id_input", "ports", "vcs",
             "depth", "flit_width", "flit_bits", "flit", "header", "packet_id_bits", "body_bram_bits", "va_stages", "sa_stages", "st_stage", "link_latency", "credit_latency",
