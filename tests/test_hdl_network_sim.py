@@ -100,19 +100,19 @@ def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, e
         pre_eps = Endpoints(cfg, (ppk["src"], ppk["dst"], ppk["created"]), pre_garbage)
 
     async def before_reset(ctx):
-        in_flight = 0
+        ejected = 0
         for t in range(reset_after):
             for e in range(top.E):
                 if ctx.get(top.credit[e].valid):
                     pre_eps.credit[e][ctx.get(top.credit[e].payload)] += 1
-                in_flight += ctx.get(top.eject[e].valid)
+                ejected += ctx.get(top.eject[e].valid)
             sends = dict(pre_eps.step(t))
             for e in range(top.E):
                 ctx.set(top.inject[e].valid, e in sends)
                 if e in sends:
                     ctx.set(top.inject[e].payload.as_value(), sends[e])
             await ctx.tick()
-        assert in_flight > 50 and ctx.get(top.dropped) > 0       # the traffic did reach the network
+        assert ejected > 50 and ctx.get(top.dropped) > 0       # the traffic did reach the network
         for e in range(top.E):
             ctx.set(top.inject[e].valid, 0)
         ctx.set(rst, 1)
