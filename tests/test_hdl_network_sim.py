@@ -99,22 +99,36 @@ def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, e
         ppk = pre.packets()
         pre_eps = Endpoints(cfg, (ppk["src"], ppk["dst"], ppk["created"]), pre_garbage)
 
+    def collect(ctx, ends, pending):
+        """This cycle's ejections; last cycle's returned credits go to `ends` now (the endpoint
+        side of the credit contract) -> (ejections, this cycle's credits)."""
+        for e, v in pending:
+            ends.credit[e][v] += 1
+        got, pending = [], []
+        for e in range(top.E):
+            if ctx.get(top.eject[e].valid):
+                got.append((e, ctx.get(top.eject[e].payload.as_value())))
+            if ctx.get(top.credit[e].valid):
+                pending.append((e, ctx.get(top.credit[e].payload)))
+        return got, pending
+
+    def inject(ctx, ends, t):
+        sends = dict(ends.step(t)) if ends is not None else {}
+        for e in range(top.E):
+            ctx.set(top.inject[e].valid, e in sends)
+            if e in sends:
+                ctx.set(top.inject[e].payload.as_value(), sends[e])
+
     async def before_reset(ctx):
         ejected = 0
+        pending = []
         for t in range(reset_after):
-            for e in range(top.E):
-                if ctx.get(top.credit[e].valid):
-                    pre_eps.credit[e][ctx.get(top.credit[e].payload)] += 1
-                ejected += ctx.get(top.eject[e].valid)
-            sends = dict(pre_eps.step(t))
-            for e in range(top.E):
-                ctx.set(top.inject[e].valid, e in sends)
-                if e in sends:
-                    ctx.set(top.inject[e].payload.as_value(), sends[e])
+            got, pending = collect(ctx, pre_eps, pending)
+            ejected += len(got)
+            inject(ctx, pre_eps, t)
             await ctx.tick()
         assert ejected > 50 and ctx.get(top.dropped) > 0       # the traffic did reach the network
-        for e in range(top.E):
-            ctx.set(top.inject[e].valid, 0)
+        inject(ctx, None, reset_after)
         ctx.set(rst, 1)
         await ctx.tick()
         ctx.set(rst, 0)
@@ -127,22 +141,10 @@ def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, e
             drops.append(ctx.get(top.dropped))
             # each router's own counter (what a lone router reports) sums to the same
             assert sum(ctx.get(rt.dropped) for rt in top.routers) == drops[-1], t
-            for e, v in pending:
-                eps.credit[e][v] += 1
-            pending = []
-            got = []
-            for e in range(top.E):
-                if ctx.get(top.eject[e].valid):
-                    got.append((e, ctx.get(top.eject[e].payload.as_value())))
-                if ctx.get(top.credit[e].valid):
-                    pending.append((e, ctx.get(top.credit[e].payload)))
+            got, pending = collect(ctx, eps, pending)
             if not checker.check(t + 1, got):
                 break
-            sends = dict(eps.step(t))
-            for e in range(top.E):
-                ctx.set(top.inject[e].valid, e in sends)
-                if e in sends:
-                    ctx.set(top.inject[e].payload.as_value(), sends[e])
+            inject(ctx, eps, t)
             await ctx.tick()
         drops.append(ctx.get(top.dropped))
 
