@@ -91,16 +91,18 @@ class FpgaConfig:
         return hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:10]
 
 
-def check_pnr_router(value: str) -> str:
-    if value not in PNR_ROUTERS:
-        raise ParameterError(f"pnr-router={value!r}: allowed: {', '.join(PNR_ROUTERS)}")
+def _choice(name: str, value: str, allowed) -> str:
+    if value not in allowed:
+        raise ParameterError(f"{name}={value!r}: allowed: {', '.join(allowed)}")
     return value
+
+
+def check_pnr_router(value: str) -> str:
+    return _choice("pnr-router", value, PNR_ROUTERS)
 
 
 def check_placer(value: str) -> str:
-    if value not in PLACERS:
-        raise ParameterError(f"placer={value!r}: allowed: {', '.join(PLACERS)}")
-    return value
+    return _choice("placer", value, PLACERS)
 
 
 def _int(name, v, lo, hi):
