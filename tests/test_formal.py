@@ -17,6 +17,7 @@ from hdl.formal.runner import prove
 PROOFS = [
     ("round_robin_pick", lambda: pick_harness(5), "prove", 2),
     ("round_robin_arbiter_fairness", lambda: arbiter_harness(4), "prove", 8),
+    ("round_robin_arbiter_fairness_own_commit", lambda: arbiter_harness(5, own_commit=True), "prove", 10),
     ("vc_fifo_order_no_overflow", lambda: fifo_harness(2, 3, 2), "bmc", 12),
     # a whole router (2 VCs, 2-flit buffers, 2-flit packets) of a 4-router ring with one endpoint:
     # 3 ports, so two inputs (a neighbour and the local port) contend for the third. 6 cycles let

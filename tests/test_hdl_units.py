@@ -72,10 +72,13 @@ def test_round_robin_pick_all_inputs(n):
     run(dut, tb, clock=False)
 
 
-@pytest.mark.parametrize("n,rule", [(4, "every_grant"), (5, "on_send"), (9, "every_grant")])
-def test_round_robin_arbiter_pointer_rules(n, rule):
-    """VA/output arbiters commit every grant; input arbiters only when the flit was sent."""
-    dut = RoundRobinArbiter(n)
+@pytest.mark.parametrize("n,rule,own", [(4, "every_grant", False), (5, "on_send", False), (9, "every_grant", False),
+                                        (4, "every_grant", True), (9, "every_grant", True), (32, "on_send", True)])
+def test_round_robin_arbiter_pointer_rules(n, rule, own):
+    """VA/output arbiters commit every grant; input arbiters only when the flit was sent. With
+    own_commit the pointer follows the arbiter's own grant on commit, whatever commit_grant says
+    (the test drives it with a wrong one-hot value to show it is ignored)."""
+    dut = RoundRobinArbiter(n, own_commit=own)
     rng = random.Random(n)
     ref = RefArbiter(n)
 
@@ -89,7 +92,10 @@ def test_round_robin_arbiter_pointer_rules(n, rule):
             if want is not None:
                 assert ctx.get(dut.index) == want
             ctx.set(dut.commit, commit)
-            ctx.set(dut.commit_grant, 1 << want if want is not None else 0)
+            if own:
+                ctx.set(dut.commit_grant, 1 << ((want or 0) + 1) % n)
+            else:
+                ctx.set(dut.commit_grant, 1 << want if want is not None else 0)
             await ctx.tick()
             if commit:
                 ref.commit(want)

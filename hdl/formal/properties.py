@@ -73,10 +73,11 @@ def pick_harness(n: int = 5):
     return m, [req, ptr]
 
 
-def arbiter_harness(n: int = 4, commit: bool = True):
-    """commit=False never updates the pointer (a misuse; the fairness property must then fail)."""
+def arbiter_harness(n: int = 4, commit: bool = True, own_commit: bool = False):
+    """commit=False never updates the pointer (a misuse; the fairness property must then fail).
+    own_commit: the arbiter's `own_commit` mode (the next mask from the pick, commit_grant unused)."""
     m = Module()
-    m.submodules.dut = dut = RoundRobinArbiter(n)
+    m.submodules.dut = dut = RoundRobinArbiter(n, own_commit=own_commit)
     req = Signal(n)
     m.d.comb += [dut.requests.eq(req), dut.commit.eq(dut.valid if commit else 0), dut.commit_grant.eq(dut.grant)]
     m.d.comb += [Assert(_onehot_or_zero(dut.grant)), Assert((dut.grant & ~req) == 0),
