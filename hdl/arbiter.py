@@ -118,10 +118,12 @@ class RoundRobinArbiter(wiring.Component):
     pick stages, `ptr` (the index, derived from the mask) for tests.
 
     `own_commit=True`: a commit always commits the arbiter's own grant (`commit_grant` is
-    ignored), as the VC allocator's arbiters and a one-iteration switch allocator's output
-    arbiters do. The next mask is then the pick's `next_mask`, computed beside the grant instead
-    of from it: the pointer's path is the pick's depth, not twice it (on ECP5 a 32-requester
-    arbiter alone, registered in and out, goes from 105 to 155 MHz; docs/fpga.md)."""
+    ignored). The next mask is then the pick's `next_mask`, computed beside the grant instead of
+    from it: the pointer's path is the pick's depth, not twice it. An arbiter between registers
+    gains (on the ECP5-85F a 32-requester one goes from 107 to 143 MHz, 16 from 136 to 200;
+    benchmarks/bench_va_ceiling.py). The router does not use it: its VA arbiters sit inside the
+    request-grant loop, which sets their speed, and with it the target router lost about 3 MHz
+    (docs/fpga.md, "100 MHz")."""
 
     def __init__(self, n: int, own_commit: bool = False):
         _check_n(n)

@@ -384,7 +384,7 @@ class Router(wiring.Component):
                 ov = o * V + w
                 # the arbiter spans the input VCs that can hold (o, w)
                 cand = [iv for iv in range(NV) if (o, w) in ovcs_of[iv]]
-                arb = RoundRobinArbiter(len(cand), own_commit=True)
+                arb = RoundRobinArbiter(len(cand))
                 m.submodules[f"va_arb_{o}_{w}"] = arb
                 reqs = Cat(*[req_onehot[iv][ov] for iv in cand])
                 # a request of last cycle (va_stages = 2): its output VC may be taken since. The
@@ -445,8 +445,7 @@ class Router(wiring.Component):
             m.submodules[f"sa_in_{i}"] = a
             in_arb.append(a)
         for o in range(P):
-            # with one iteration an output arbiter commits its own grant (out_sel below)
-            a = RoundRobinArbiter(P, own_commit=prm.alloc_iters == 1)
+            a = RoundRobinArbiter(P)
             m.submodules[f"sa_out_{o}"] = a
             out_arb.append(a)
 
