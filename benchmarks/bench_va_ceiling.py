@@ -18,8 +18,11 @@ ceiling for any router whose VA has that structure.
                     registered; a VC with a request in flight does not ask again.
   va PxV hier-x     the same with a register more at each end of the crossings (requests at the
                     arbiters, grants at the input ports): 4 cycles from request to allocation.
+  va PxV sep-x      input-first separable and pipelined like hier-x, but each input port
+                    launches one request a cycle (a V:1 arbiter per port, not per output VC),
+                    its output VC decoded to one-hot before the port's register.
 
-  python benchmarks/bench_va_ceiling.py [--vcs-in 32] [--ports 8] [--seed 1] [--only arbiter,va-comb,va-reg,va-hier,va-hier-x]
+  python benchmarks/bench_va_ceiling.py [--vcs-in 32] [--ports 8] [--seed 1] [--only arbiter,va-comb,va-reg,va-hier,va-hier-x,va-sep-x]
 
 Prints one row per design: TRELLIS_COMB, TRELLIS_FF, Fmax and the critical path (fpga.report).
 """
@@ -43,7 +46,7 @@ from amaranth.lib.wiring import In, Out  # noqa: E402
 
 from fpga.build import tool_env  # noqa: E402
 from fpga.report import critical_path, describe_critical_path  # noqa: E402
-from hdl.arbiter import RoundRobinArbiter  # noqa: E402
+from hdl.arbiter import RoundRobinArbiter, one_hot_select  # noqa: E402
 
 
 class ArbiterAlone(wiring.Component):
@@ -76,7 +79,9 @@ class VAHierarchical(wiring.Component):
         P, V = self.ports, self.vcs
         nv = P * V
         valid = [Signal(name=f"rq_valid_{i}") for i in range(nv)]
-        pending = [Signal(name=f"rq_pending_{i}") for i in range(nv)]
+        # cycles until a launched request's answer (grant or none) is back: it may not ask again before
+        trip = 4 if self.crossing_regs else 2
+        pending = [Signal(range(trip + 1), name=f"rq_pending_{i}") for i in range(nv)]
         target = [Signal(range(nv), name=f"rq_ovc_{i}") for i in range(nv)]
         alloc = [Signal(nv, name=f"alloc_{i}") for i in range(nv)]
         busy = Signal(nv)
@@ -89,7 +94,7 @@ class VAHierarchical(wiring.Component):
             for ov in range(nv):
                 arb = RoundRobinArbiter(V, own_commit=True)
                 m.submodules[f"pre_{i}_{ov}"] = arb
-                reqs = Cat(*[valid[i * V + v] & ~pending[i * V + v] & (target[i * V + v] == ov) for v in range(V)])
+                reqs = Cat(*[valid[i * V + v] & (pending[i * V + v] == 0) & (target[i * V + v] == ov) for v in range(V)])
                 m.d.comb += [arb.requests.eq(reqs), arb.commit.eq(arb.valid), arb.commit_grant.eq(arb.grant)]
                 m.d.sync += [port_req[i][ov].eq(arb.valid), port_vc[i][ov].eq(arb.grant)]
                 for v in range(V):
@@ -114,10 +119,13 @@ class VAHierarchical(wiring.Component):
             m.d.sync += alloc[iv].eq(alloc[iv] | w)
             with m.If(self.new[iv]):
                 m.d.sync += [valid[iv].eq(1), pending[iv].eq(0), target[iv].eq(self.req[iv])]
-            with m.Elif(launched[iv]):
-                m.d.sync += pending[iv].eq(1)
-            with m.Elif(w.any()):
-                m.d.sync += [valid[iv].eq(0), pending[iv].eq(0)]
+            with m.Else():
+                with m.If(launched[iv]):
+                    m.d.sync += pending[iv].eq(trip)
+                with m.Elif(pending[iv] != 0):
+                    m.d.sync += pending[iv].eq(pending[iv] - 1)
+                with m.If(w.any()):
+                    m.d.sync += valid[iv].eq(0)
         m.d.comb += self.held.eq(Cat(*[a.any() for a in alloc]))
         return m
 
@@ -129,6 +137,70 @@ class VAHierarchical(wiring.Component):
         r = Signal.like(value, name=name)
         m.d.sync += r.eq(value)
         return r
+
+
+class VASeparable(wiring.Component):
+    """Input-first separable VA, pipelined: per input port a V:1 arbiter launches one of its VCs'
+    requests a cycle (registered, its output VC decoded to one-hot at the port), a register at
+    each end of the crossings, per output VC a P:1 arbiter with its grant registered."""
+
+    def __init__(self, ports: int, vcs: int):
+        self.ports, self.vcs = ports, vcs
+        nv = ports * vcs
+        super().__init__({"req": In(range(nv)).array(nv), "new": In(nv), "busy": In(nv), "held": Out(nv)})
+
+    def elaborate(self, platform):
+        m = Module()
+        P, V = self.ports, self.vcs
+        nv = P * V
+        trip = 4
+        valid = [Signal(name=f"rq_valid_{i}") for i in range(nv)]
+        pending = [Signal(range(trip + 1), name=f"rq_pending_{i}") for i in range(nv)]
+        target = [Signal(nv, name=f"rq_ovc_oh_{i}") for i in range(nv)]      # one-hot, decoded on entry
+        alloc = [Signal(nv, name=f"alloc_{i}") for i in range(nv)]
+        busy = Signal(nv)
+        m.d.sync += busy.eq(self.busy)
+
+        def reg(value, name):
+            r = Signal.like(value, name=name)
+            m.d.sync += r.eq(value)
+            return r
+
+        xreq, xvc = [], []
+        for i in range(P):
+            arb = RoundRobinArbiter(V, own_commit=True)
+            m.submodules[f"port_{i}"] = arb
+            m.d.comb += [arb.requests.eq(Cat(*[valid[i * V + v] & (pending[i * V + v] == 0) for v in range(V)])),
+                         arb.commit.eq(arb.valid), arb.commit_grant.eq(arb.grant)]
+            for v in range(V):
+                with m.If(arb.grant[v]):
+                    m.d.sync += pending[i * V + v].eq(trip)
+                with m.Elif(pending[i * V + v] != 0):
+                    m.d.sync += pending[i * V + v].eq(pending[i * V + v] - 1)
+            ovs = reg(one_hot_select(arb.grant, [target[i * V + v] for v in range(V)]), f"port_ovs_{i}")
+            vc = reg(arb.grant, f"port_vc_{i}")
+            xreq.append(reg(ovs, f"xreq_{i}"))
+            xvc.append(reg(vc, f"xvc_{i}"))
+        won = [[None] * nv for _ in range(nv)]
+        for ov in range(nv):
+            arb = RoundRobinArbiter(P, own_commit=True)
+            m.submodules[f"arb_{ov}"] = arb
+            ok = ~busy[ov]
+            m.d.comb += [arb.requests.eq(Cat(*[xreq[i][ov] for i in range(P)])),
+                         arb.commit.eq(arb.valid & ok), arb.commit_grant.eq(arb.grant)]
+            for i in range(P):
+                g = reg(reg(xvc[i] & (arb.grant[i] & ok).replicate(V), f"grant_{ov}_{i}"), f"xgrant_{ov}_{i}")
+                for v in range(V):
+                    won[i * V + v][ov] = g[v]
+        for iv in range(nv):
+            w = Cat(*won[iv])
+            m.d.sync += alloc[iv].eq(alloc[iv] | w)
+            with m.If(self.new[iv]):
+                m.d.sync += [valid[iv].eq(1), target[iv].eq(1 << self.req[iv])]
+            with m.Elif(w.any()):
+                m.d.sync += valid[iv].eq(0)
+        m.d.comb += self.held.eq(Cat(*[a.any() for a in alloc]))
+        return m
 
 
 class VALoop(wiring.Component):
@@ -193,7 +265,7 @@ def place_and_route(component, seed: int) -> dict:
             "fmax_mhz": round(1000 / cp["total_ns"], 2) if cp else None, "critical_path": cp}
 
 
-KINDS = ("arbiter", "va-comb", "va-reg", "va-hier", "va-hier-x")
+KINDS = ("arbiter", "va-comb", "va-reg", "va-hier", "va-hier-x", "va-sep-x")
 
 
 def main(argv=None):
@@ -221,6 +293,8 @@ def main(argv=None):
         designs.append((f"va {P}x{nv // P} hier", lambda: VAHierarchical(P, nv // P)))
     if "va-hier-x" in kinds:
         designs.append((f"va {P}x{nv // P} hier-x", lambda: VAHierarchical(P, nv // P, crossing_regs=True)))
+    if "va-sep-x" in kinds:
+        designs.append((f"va {P}x{nv // P} sep-x", lambda: VASeparable(P, nv // P)))
     print(f"ECP5-85F speed 6, out of context, static placer, seed {args.seed}")
     print(f"{'design':<16} {'COMB':>7} {'FF':>6} {'Fmax MHz':>9}  critical path")
     for name, make in designs:
