@@ -102,13 +102,13 @@ class RoundRobinPick(wiring.Component):
         # parallel with the OR that chooses between them, instead of after it (two logic levels
         # fewer for n = 32, where the VC allocator's arbiters were the target router's critical
         # path on ECP5; docs/fpga.md)
-        below_high = (prefix_or(high, n) << 1)[:n]
-        below_req = (prefix_or(self.requests, n) << 1)[:n]
-        m.d.comb += self.grant.eq(Mux(high.any(), high & ~below_high, self.requests & ~below_req))
+        m.d.comb += self.grant.eq(Mux(high.any(), lowest_set_bit(high, n), lowest_set_bit(self.requests, n)))
         m.d.comb += self.valid.eq(self.requests.any())
-        # the bits after the lowest set bit of x are the prefix OR of x shifted by one, which the
-        # grant's trees already compute: the next mask needs no tree of its own after the grant
-        m.d.comb += self.next_mask.eq(Mux(high.any(), below_high, below_req))
+        # the bits after the lowest set bit of x are the prefix OR of x shifted by one: the trees
+        # lowest_set_bit builds for the grant (Yosys merges the identical cells), so the next
+        # mask needs no tree of its own after the grant
+        m.d.comb += self.next_mask.eq(Mux(high.any(), (prefix_or(high, n) << 1)[:n],
+                                          (prefix_or(self.requests, n) << 1)[:n]))
         m.d.comb += self.index.eq(one_hot_index(m, self.grant, n))
         return m
 
