@@ -75,19 +75,22 @@ def lowest_set_bit(value, n: int):
 
 class RoundRobinPick(wiring.Component):
     """Combinational round-robin choice: the first set bit of `requests` among those of `mask`
-    (the requesters at or after the pointer, `ptr_mask`), else the first set bit. `next_mask` is
-    the mask of the requesters after the grant (what a commit of the grant sets)."""
+    (the requesters at or after the pointer, `ptr_mask`), else the first set bit. With
+    `next_mask=True` it also outputs `next_mask`, the mask of the requesters after the grant (what
+    a commit of the grant sets); off by default, so simulations of the router, which does not read
+    it, do not evaluate it."""
 
-    def __init__(self, n: int):
+    def __init__(self, n: int, next_mask: bool = False):
         _check_n(n)
         self.n = n
+        self.with_next_mask = bool(next_mask)
         super().__init__({
             "requests": In(n),
             "mask": In(n),
             "grant": Out(n),          # one-hot
             "index": Out(range(n)),
             "valid": Out(1),
-            "next_mask": Out(n),
+            **({"next_mask": Out(n)} if next_mask else {}),
         })
 
     def elaborate(self, platform):
@@ -107,8 +110,9 @@ class RoundRobinPick(wiring.Component):
         # the bits after the lowest set bit of x are the prefix OR of x shifted by one: the trees
         # lowest_set_bit builds for the grant (Yosys merges the identical cells), so the next
         # mask needs no tree of its own after the grant
-        m.d.comb += self.next_mask.eq(Mux(high.any(), (prefix_or(high, n) << 1)[:n],
-                                          (prefix_or(self.requests, n) << 1)[:n]))
+        if self.with_next_mask:
+            m.d.comb += self.next_mask.eq(Mux(high.any(), (prefix_or(high, n) << 1)[:n],
+                                              (prefix_or(self.requests, n) << 1)[:n]))
         m.d.comb += self.index.eq(one_hot_index(m, self.grant, n))
         return m
 
@@ -143,7 +147,7 @@ class RoundRobinArbiter(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         n = self.n
-        m.submodules.pick = pick = RoundRobinPick(n)
+        m.submodules.pick = pick = RoundRobinPick(n, next_mask=self.own_commit)
         m.d.comb += [pick.requests.eq(self.requests), pick.mask.eq(self.mask),
                      self.grant.eq(pick.grant), self.index.eq(pick.index), self.valid.eq(pick.valid)]
         if n > 1:
