@@ -29,6 +29,7 @@ Prints one row per design: TRELLIS_COMB, TRELLIS_FF, Fmax and the critical path 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import pathlib
 import subprocess
@@ -65,27 +66,66 @@ class ArbiterAlone(wiring.Component):
         return m
 
 
-class VAHierarchical(wiring.Component):
+def _reg(m, value, name):
+    """`value` a cycle later."""
+    r = Signal.like(value, name=name)
+    m.d.sync += r.eq(value)
+    return r
+
+
+def _count_down(m, counter, launch, trip):
+    """`counter` := trip on `launch`, else one less until 0: cycles until a launched request's
+    answer (a grant or none) is back; the VC may not ask again before."""
+    with m.If(launch):
+        m.d.sync += counter.eq(trip)
+    with m.Elif(counter != 0):
+        m.d.sync += counter.eq(counter - 1)
+
+
+class _VAForm(wiring.Component):
+    """What the VA forms share: nv input VCs, each loaded with a request for output VC `req` on
+    `new`; `busy` output VCs (registered in) may not be granted; `held`: the input VCs holding an
+    output VC. Subclasses build the allocation between them."""
+
+    def __init__(self, nv: int):
+        self.nv = nv
+        super().__init__({"req": In(range(nv)).array(nv), "new": In(nv), "busy": In(nv), "held": Out(nv)})
+
+    def _requests(self, m, target_shape, target_name="rq_ovc"):
+        """The request registers (valid, target) and the registered busy vector."""
+        nv = self.nv
+        valid = [Signal(name=f"rq_valid_{i}") for i in range(nv)]
+        target = [Signal(target_shape, name=f"{target_name}_{i}") for i in range(nv)]
+        busy = _reg(m, self.busy, "busy")
+        return valid, target, busy
+
+    def _allocate(self, m, won):
+        """Each input VC's allocation accumulates its grants won[iv] (one bit per output VC);
+        `held` says which hold one. Yields (iv, its grant vector) for the caller's request
+        updates, input VC by input VC."""
+        alloc = [Signal(self.nv, name=f"alloc_{iv}") for iv in range(self.nv)]
+        for iv in range(self.nv):
+            w = Cat(*won[iv])
+            m.d.sync += alloc[iv].eq(alloc[iv] | w)
+            yield iv, w
+        m.d.comb += self.held.eq(Cat(*[a.any() for a in alloc]))
+
+
+class VAHierarchical(_VAForm):
     """A VA whose every cycle stays local or makes one crossing (see the module docstring):
     ports x vcs input VCs, as many output VCs."""
 
     def __init__(self, ports: int, vcs: int, crossing_regs: bool = False):
         self.ports, self.vcs, self.crossing_regs = ports, vcs, crossing_regs
-        nv = ports * vcs
-        super().__init__({"req": In(range(nv)).array(nv), "new": In(nv), "busy": In(nv), "held": Out(nv)})
+        super().__init__(ports * vcs)
 
     def elaborate(self, platform):
         m = Module()
         P, V = self.ports, self.vcs
         nv = P * V
-        valid = [Signal(name=f"rq_valid_{i}") for i in range(nv)]
-        # cycles until a launched request's answer (grant or none) is back: it may not ask again before
+        valid, target, busy = self._requests(m, range(nv))
         trip = 4 if self.crossing_regs else 2
         pending = [Signal(range(trip + 1), name=f"rq_pending_{i}") for i in range(nv)]
-        target = [Signal(range(nv), name=f"rq_ovc_{i}") for i in range(nv)]
-        alloc = [Signal(nv, name=f"alloc_{i}") for i in range(nv)]
-        busy = Signal(nv)
-        m.d.sync += busy.eq(self.busy)
         # stage 1, inside input port i: per output VC, one of i's VCs asking for it (registered)
         port_req = [[Signal(name=f"port_req_{i}_{ov}") for ov in range(nv)] for i in range(P)]
         port_vc = [[Signal(V, name=f"port_vc_{i}_{ov}") for ov in range(nv)] for i in range(P)]
@@ -114,58 +154,38 @@ class VAHierarchical(wiring.Component):
                 g = self._crossing(m, g, f"xgrant_{ov}_{i}")
                 for v in range(V):
                     won[i * V + v][ov] = g[v]
-        for iv in range(nv):
-            w = Cat(*won[iv])
-            m.d.sync += alloc[iv].eq(alloc[iv] | w)
+        for iv, w in self._allocate(m, won):
             with m.If(self.new[iv]):
                 m.d.sync += [valid[iv].eq(1), pending[iv].eq(0), target[iv].eq(self.req[iv])]
             with m.Else():
-                with m.If(launched[iv]):
-                    m.d.sync += pending[iv].eq(trip)
-                with m.Elif(pending[iv] != 0):
-                    m.d.sync += pending[iv].eq(pending[iv] - 1)
+                _count_down(m, pending[iv], launched[iv], trip)
                 with m.If(w.any()):
                     m.d.sync += valid[iv].eq(0)
-        m.d.comb += self.held.eq(Cat(*[a.any() for a in alloc]))
         return m
 
     def _crossing(self, m, value, name):
         """With crossing_regs, one register more on a signal that crosses between the input ports
         and the output VCs' arbiters, so that the crossing is a cycle's only wire."""
-        if not self.crossing_regs:
-            return value
-        r = Signal.like(value, name=name)
-        m.d.sync += r.eq(value)
-        return r
+        return _reg(m, value, name) if self.crossing_regs else value
 
 
-class VASeparable(wiring.Component):
+class VASeparable(_VAForm):
     """Input-first separable VA, pipelined: per input port a V:1 arbiter launches one of its VCs'
     requests a cycle (registered, its output VC decoded to one-hot at the port), a register at
     each end of the crossings, per output VC a P:1 arbiter with its grant registered."""
 
     def __init__(self, ports: int, vcs: int):
         self.ports, self.vcs = ports, vcs
-        nv = ports * vcs
-        super().__init__({"req": In(range(nv)).array(nv), "new": In(nv), "busy": In(nv), "held": Out(nv)})
+        super().__init__(ports * vcs)
 
     def elaborate(self, platform):
         m = Module()
         P, V = self.ports, self.vcs
         nv = P * V
         trip = 4
-        valid = [Signal(name=f"rq_valid_{i}") for i in range(nv)]
+        valid, target, busy = self._requests(m, nv, "rq_ovc_oh")          # one-hot, decoded on entry
         pending = [Signal(range(trip + 1), name=f"rq_pending_{i}") for i in range(nv)]
-        target = [Signal(nv, name=f"rq_ovc_oh_{i}") for i in range(nv)]      # one-hot, decoded on entry
-        alloc = [Signal(nv, name=f"alloc_{i}") for i in range(nv)]
-        busy = Signal(nv)
-        m.d.sync += busy.eq(self.busy)
-
-        def reg(value, name):
-            r = Signal.like(value, name=name)
-            m.d.sync += r.eq(value)
-            return r
-
+        reg = functools.partial(_reg, m)
         xreq, xvc = [], []
         for i in range(P):
             arb = RoundRobinArbiter(V, own_commit=True)
@@ -173,10 +193,7 @@ class VASeparable(wiring.Component):
             m.d.comb += [arb.requests.eq(Cat(*[valid[i * V + v] & (pending[i * V + v] == 0) for v in range(V)])),
                          arb.commit.eq(arb.valid), arb.commit_grant.eq(arb.grant)]
             for v in range(V):
-                with m.If(arb.grant[v]):
-                    m.d.sync += pending[i * V + v].eq(trip)
-                with m.Elif(pending[i * V + v] != 0):
-                    m.d.sync += pending[i * V + v].eq(pending[i * V + v] - 1)
+                _count_down(m, pending[i * V + v], arb.grant[v], trip)
             ovs = reg(one_hot_select(arb.grant, [target[i * V + v] for v in range(V)]), f"port_ovs_{i}")
             vc = reg(arb.grant, f"port_vc_{i}")
             xreq.append(reg(ovs, f"xreq_{i}"))
@@ -192,33 +209,26 @@ class VASeparable(wiring.Component):
                 g = reg(reg(xvc[i] & (arb.grant[i] & ok).replicate(V), f"grant_{ov}_{i}"), f"xgrant_{ov}_{i}")
                 for v in range(V):
                     won[i * V + v][ov] = g[v]
-        for iv in range(nv):
-            w = Cat(*won[iv])
-            m.d.sync += alloc[iv].eq(alloc[iv] | w)
+        for iv, w in self._allocate(m, won):
             with m.If(self.new[iv]):
                 m.d.sync += [valid[iv].eq(1), target[iv].eq(1 << self.req[iv])]
             with m.Elif(w.any()):
                 m.d.sync += valid[iv].eq(0)
-        m.d.comb += self.held.eq(Cat(*[a.any() for a in alloc]))
         return m
 
 
-class VALoop(wiring.Component):
+class VALoop(_VAForm):
     """NV input VCs x NV output VCs of separable VC allocation (see the module docstring)."""
 
     def __init__(self, nv: int, registered: bool):
-        self.nv, self.registered = nv, registered
+        self.registered = registered
         # the router's arbiters commit through commit_grant; a registered design would use own_commit
-        super().__init__({"req": In(range(nv)).array(nv), "new": In(nv), "busy": In(nv), "held": Out(nv)})
+        super().__init__(nv)
 
     def elaborate(self, platform):
         m = Module()
         nv = self.nv
-        valid = [Signal(name=f"rq_valid_{i}") for i in range(nv)]
-        target = [Signal(range(nv), name=f"rq_ovc_{i}") for i in range(nv)]
-        alloc = [Signal(nv, name=f"alloc_{i}") for i in range(nv)]
-        busy = Signal(nv)
-        m.d.sync += busy.eq(self.busy)
+        valid, target, busy = self._requests(m, range(nv))
         won = [[None] * nv for _ in range(nv)]
         for ov in range(nv):
             arb = RoundRobinArbiter(nv, own_commit=self.registered)
@@ -228,19 +238,12 @@ class VALoop(wiring.Component):
                          arb.commit.eq(arb.valid & ok), arb.commit_grant.eq(arb.grant)]
             for i in range(nv):
                 g = arb.grant[i] & ok
-                if self.registered:
-                    r = Signal(name=f"grant_{ov}_{i}")
-                    m.d.sync += r.eq(g)
-                    g = r
-                won[i][ov] = g
-        for i in range(nv):
-            w = Cat(*won[i])
-            m.d.sync += alloc[i].eq(alloc[i] | w)
+                won[i][ov] = _reg(m, g, f"grant_{ov}_{i}") if self.registered else g
+        for i, w in self._allocate(m, won):
             with m.If(self.new[i]):
                 m.d.sync += [valid[i].eq(1), target[i].eq(self.req[i])]
             with m.Elif(w.any()):
                 m.d.sync += valid[i].eq(0)
-        m.d.comb += self.held.eq(Cat(*[a.any() for a in alloc]))
         return m
 
 
