@@ -48,6 +48,7 @@ from amaranth.lib.wiring import In, Out  # noqa: E402
 from fpga.build import tool_env  # noqa: E402
 from fpga.report import critical_path, describe_critical_path  # noqa: E402
 from hdl.arbiter import RoundRobinArbiter, one_hot_select  # noqa: E402
+from hdl.delay import count_down  # noqa: E402
 
 
 class ArbiterAlone(wiring.Component):
@@ -71,15 +72,6 @@ def _reg(m, value, name):
     r = Signal.like(value, name=name)
     m.d.sync += r.eq(value)
     return r
-
-
-def _count_down(m, counter, launch, trip):
-    """`counter` := trip on `launch`, else one less until 0: cycles until a launched request's
-    answer (a grant or none) is back; the VC may not ask again before."""
-    with m.If(launch):
-        m.d.sync += counter.eq(trip)
-    with m.Elif(counter != 0):
-        m.d.sync += counter.eq(counter - 1)
 
 
 class _VAForm(wiring.Component):
@@ -158,7 +150,7 @@ class VAHierarchical(_VAForm):
             with m.If(self.new[iv]):
                 m.d.sync += [valid[iv].eq(1), pending[iv].eq(0), target[iv].eq(self.req[iv])]
             with m.Else():
-                _count_down(m, pending[iv], launched[iv], trip)
+                count_down(m, pending[iv], launched[iv], trip)
                 with m.If(w.any()):
                     m.d.sync += valid[iv].eq(0)
         return m
@@ -193,7 +185,7 @@ class VASeparable(_VAForm):
             m.d.comb += [arb.requests.eq(Cat(*[valid[i * V + v] & (pending[i * V + v] == 0) for v in range(V)])),
                          arb.commit.eq(arb.valid), arb.commit_grant.eq(arb.grant)]
             for v in range(V):
-                _count_down(m, pending[i * V + v], arb.grant[v], trip)
+                count_down(m, pending[i * V + v], arb.grant[v], trip)
             ovs = reg(one_hot_select(arb.grant, [target[i * V + v] for v in range(V)]), f"port_ovs_{i}")
             vc = reg(arb.grant, f"port_vc_{i}")
             xreq.append(reg(ovs, f"xreq_{i}"))

@@ -2,7 +2,8 @@
 
 The one helper behind every registered hop of a stream: the link and credit latencies of a router's
 inputs (hdl/router.py), the link registers of a network netlist (hdl/network.py) and the register
-where a router's flit output meets a traffic top's checker (fpga/tops.py).
+where a router's flit output meets a traffic top's checker (fpga/tops.py); and `count_down`, the
+cycles until a launched request's answer is back (hdl/separable_va.py).
 """
 from __future__ import annotations
 
@@ -27,4 +28,13 @@ def delay_line(m: Module, valid, payload, stages: int, name: str, shape=None):
     return valid, payload
 
 
-__all__ = ["delay_line"]
+def count_down(m: Module, counter, launch, trip: int):
+    """`counter` := trip on `launch`, else one less until 0: the cycles until a launched request's
+    answer (a grant or none) is back; its requester may not launch again before."""
+    with m.If(launch):
+        m.d.sync += counter.eq(trip)
+    with m.Elif(counter != 0):
+        m.d.sync += counter.eq(counter - 1)
+
+
+__all__ = ["count_down", "delay_line"]

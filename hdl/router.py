@@ -49,6 +49,7 @@ from .crossbar import Crossbar, body_of, front_fields, split_layout
 from .delay import delay_line
 from .gf import index2
 from .routing_units import RoutingUnit
+from .separable_va import separable_va
 
 FLIT_FIELDS = ("head", "tail", "vc", "src", "src_ep", "dst", "dst_ep", "hops", "inter", "phase", "seq",
                "packet", "payload")
@@ -185,6 +186,41 @@ class Router(wiring.Component):
         if self.unit.loadable:
             members["load"] = In(stream.Signature(self.unit.load_layout, always_ready=True))
         super().__init__(members)
+
+    def _central_va(self, m, ovcs_of, arb_valid, arb_o, arb_w, busy):
+        """The central VC allocator: one round-robin arbiter per output VC over the input VCs that
+        can hold it, grants in the cycle of the request. Returns (won, set_busy) as
+        `separable_va` does."""
+        P, V = self.P, self.params.vcs
+        NV = P * V
+        # requests decoded to output VCs
+        req_onehot = []
+        for iv in range(NV):
+            s = Signal(NV, name=f"req_oh_{iv}")
+            m.d.comb += s.eq(Mux(arb_valid[iv], Const(1, NV) << index2(arb_o[iv], arb_w[iv], V), 0))
+            req_onehot.append(s)
+        va_set = [[None] * V for _ in range(P)]
+        va_grant = {}                    # (iv, o, w) -> arbiter (o, w) grants iv this cycle
+        for o in range(P):
+            for w in range(V):
+                ov = o * V + w
+                # the arbiter spans the input VCs that can hold (o, w)
+                cand = [iv for iv in range(NV) if (o, w) in ovcs_of[iv]]
+                arb = RoundRobinArbiter(len(cand))
+                m.submodules[f"va_arb_{o}_{w}"] = arb
+                reqs = Cat(*[req_onehot[iv][ov] for iv in cand])
+                # a request of last cycle (va_stages = 2): its output VC may be taken since. The
+                # arbiter's answer is then discarded and its pointer kept, exactly as if the requests
+                # were masked, but `busy` meets the arbiter's output, not its input
+                ok = ~busy[o][w] if self.params.va_stages == 2 else Const(1, 1)
+                m.d.comb += [arb.requests.eq(reqs),
+                             arb.commit.eq(arb.valid & ok), arb.commit_grant.eq(arb.grant)]
+                va_set[o][w] = arb.valid & ok
+                for k, iv in enumerate(cand):
+                    va_grant[iv, o, w] = arb.grant[k] & ok
+        # per input VC, the grant bits over the output VCs it can hold: its next output VC one-hot
+        # (an input VC requests one output VC, so at most one bit is set)
+        return [Cat(*[va_grant[iv, o, w] for o, w in ovcs_of[iv]]) for iv in range(NV)], va_set
 
     # ---------------------------------------------------------------------------------------
     def elaborate(self, platform):
@@ -366,39 +402,15 @@ class Router(wiring.Component):
                     arb_w.append(rw)
         else:
             arb_valid, arb_o, arb_w = req_valid, req_o, req_w
-        # requests decoded to output VCs; one round-robin arbiter per output VC over the input VCs
-        # that can ask for it
-        req_onehot = []
-        for iv in range(NV):
-            s = Signal(NV, name=f"req_oh_{iv}")
-            m.d.comb += s.eq(Mux(arb_valid[iv], Const(1, NV) << index2(arb_o[iv], arb_w[iv], V), 0))
-            req_onehot.append(s)
-        va_set = [[None] * V for _ in range(P)]
         # the output VCs input VC iv can hold: every local one, and the network ones of the class of
         # its hop through that output
         ovcs_of = [[(o, w) for o in range(P) for w in range(V) if o >= R or next_class(iv, o) == cls_of[w]]
                    for iv in range(NV)]
-        va_grant = {}                    # (iv, o, w) -> arbiter (o, w) grants iv this cycle
-        for o in range(P):
-            for w in range(V):
-                ov = o * V + w
-                # the arbiter spans the input VCs that can hold (o, w)
-                cand = [iv for iv in range(NV) if (o, w) in ovcs_of[iv]]
-                arb = RoundRobinArbiter(len(cand))
-                m.submodules[f"va_arb_{o}_{w}"] = arb
-                reqs = Cat(*[req_onehot[iv][ov] for iv in cand])
-                # a request of last cycle (va_stages = 2): its output VC may be taken since. The
-                # arbiter's answer is then discarded and its pointer kept, exactly as if the requests
-                # were masked, but `busy` meets the arbiter's output, not its input
-                ok = ~busy[o][w] if prm.va_stages == 2 else Const(1, 1)
-                m.d.comb += [arb.requests.eq(reqs),
-                             arb.commit.eq(arb.valid & ok), arb.commit_grant.eq(arb.grant)]
-                va_set[o][w] = arb.valid & ok
-                for k, iv in enumerate(cand):
-                    va_grant[iv, o, w] = arb.grant[k] & ok
-        # per input VC, the grant bits over the output VCs it can hold: its next output VC one-hot
-        # (an input VC requests one output VC, so at most one bit is set)
-        va_won = [Cat(*[va_grant[iv, o, w] for o, w in ovcs_of[iv]]) for iv in range(NV)]
+        if prm.va_separable:
+            va_won, va_set, won_w = separable_va(m, P, V, ovcs_of, arb_valid, arb_o, arb_w, busy)
+        else:
+            va_won, va_set = self._central_va(m, ovcs_of, arb_valid, arb_o, arb_w, busy)
+            won_w = arb_w
 
         # ---- SA: input-first separable, alloc_iters iterations ----------------------------
         # An allocated input VC keeps its output VC one-hot over ovcs_of[iv] (the grant bits of the
@@ -610,7 +622,7 @@ class Router(wiring.Component):
                 g = va_granted[iv]
                 m.d.comb += g.eq(va_won[iv].any())
                 with m.If(g):
-                    m.d.sync += [alloc_valid[i][v].eq(1), alloc_w[i][v].eq(arb_w[iv]),
+                    m.d.sync += [alloc_valid[i][v].eq(1), alloc_w[i][v].eq(won_w[iv]),
                                  alloc_oh[iv].eq(va_won[iv])]
                 with m.If(sent_oh[i][v] & fronts[i][v].flit.tail):
                     m.d.sync += alloc_valid[i][v].eq(0)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from .params import SEPARABLE_VA_TRIP
+
 # routing modes
 MIN, NEXTHOP, POLARIZED, VALIANT, UGAL = 0, 1, 2, 3, 4
 
@@ -222,7 +224,68 @@ def _can_send(r, i, v, spare, R, alloc_o, alloc_w, f_cnt, credits):
 
 
 @nb.njit(cache=True)
-def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, SS, ST,
+def _separable_va(r, P, V, arb_in, arb_o, arb_w, narb, owner, va_ptr, sep_cnt, sep_ptr, sep_pipe, sep_new, best_p):
+    """One cycle of the separable VC allocator (va_separable = 1), from start-of-cycle state;
+    writes this cycle's launches to sep_new[0] and its output-VC grants to sep_new[1]. The caller
+    applies them, and the grants that come back, after the switch allocator.
+
+    Output stage: per output VC a round-robin arbiter over the input ports whose request launched
+    two cycles ago targets it; it grants only while the output VC is free (else its pointer
+    stays). Launch stage: per input port a round-robin arbiter over its VCs with a request and no
+    request in flight (sep_cnt = 0) launches one."""
+    for i in range(P):
+        sep_new[0, i, 0] = -1
+        sep_new[1, i, 0] = -1
+        v = sep_pipe[r, 1, i, 0]
+        if v < 0:
+            continue
+        o = sep_pipe[r, 1, i, 1]
+        w = sep_pipe[r, 1, i, 2]
+        if owner[r, o, w] >= 0:
+            continue
+        ov = o * V + w
+        ptr = va_ptr[r, o, w]
+        b = best_p[ov]
+        if b < 0 or (i - ptr) % P < (b - ptr) % P:
+            best_p[ov] = i
+    for i in range(P):
+        v = sep_pipe[r, 1, i, 0]
+        if v < 0:
+            continue
+        o = sep_pipe[r, 1, i, 1]
+        w = sep_pipe[r, 1, i, 2]
+        if best_p[o * V + w] == i:
+            sep_new[1, i, 0] = v
+            sep_new[1, i, 1] = o
+            sep_new[1, i, 2] = w
+            va_ptr[r, o, w] = (i + 1) % P
+    for i in range(P):
+        v = sep_pipe[r, 1, i, 0]
+        if v >= 0:
+            best_p[sep_pipe[r, 1, i, 1] * V + sep_pipe[r, 1, i, 2]] = -1
+    for k in range(narb):
+        i = arb_in[k] // V
+        v = arb_in[k] % V
+        if sep_cnt[r, i, v] != 0:
+            continue
+        ptr = sep_ptr[r, i]
+        b = sep_new[0, i, 0]
+        if b < 0 or (v - ptr) % V < (b - ptr) % V:
+            sep_new[0, i, 0] = v
+            sep_new[0, i, 1] = arb_o[k]
+            sep_new[0, i, 2] = arb_w[k]
+    for i in range(P):
+        for v in range(V):
+            if sep_cnt[r, i, v] > 0:
+                sep_cnt[r, i, v] -= 1
+        v = sep_new[0, i, 0]
+        if v >= 0:
+            sep_cnt[r, i, v] = SEPARABLE_VA_TRIP
+            sep_ptr[r, i] = (v + 1) % V
+
+
+@nb.njit(cache=True)
+def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, SS, ST, SEP,
                nbr_r, nbr_p, cstep, vcls, crange, dist, nexthop, pen, ep_first, ep_router,
                # buffers and router state; pend_o/pend_w[r, iv]: the VC request input VC iv made
                # last cycle (-1: none), arbitrated this cycle when VS (va_stages) = 2; nom[r, i]: the
@@ -230,6 +293,11 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, SS, ST,
                # stage when SS (sa_stages) = 2
                f_pkt, f_seq, f_head, f_cnt, alloc_o, alloc_w, owner, credits, va_ptr, pend_o, pend_w,
                nom, in_ptr, out_ptr,
+               # SEP (va_separable) = 1: sep_cnt[r, i, v] cycles until input VC (i, v) may launch a
+               # request again; sep_ptr[r, i] the port's launch pointer; sep_pipe[r, k, i] = (v, o, w)
+               # of port i's request (v = -1: none) launched k + 1 cycles ago (k = 0, 1) or, k = 2, 3,
+               # granted at its output VC k - 1 cycles ago (va_ptr then points over input ports)
+               sep_cnt, sep_ptr, sep_pipe,
                ep_credit, ep_vc, q_head, q_tail, q_sent, router_flits,
                # packets
                pk_src, pk_dst, pk_ctime, pk_hops, pk_inter, pk_phase, pk_decided, pk_next, pk_eseq, pk_done,
@@ -264,6 +332,7 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, SS, ST,
     last_o = np.empty(NV, np.int64)
     last_w = np.empty(NV, np.int64)
     best_k = np.full(NV, -1, np.int64)
+    sep_new = np.full((2, P, 3), -1, np.int64)   # SEP: this cycle's launches (0) and grants (1)
     in_choice = np.empty(P, np.int64)
     best_in = np.full(P, -1, np.int64)
     in_done = np.zeros(P, np.bool_)
@@ -410,7 +479,9 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, SS, ST,
                         continue
                     w = pend_w[r, iv]
                     pend_o[r, iv] = -1
-                    if alloc_o[r, iv // V, iv % V] >= 0 or owner[r, o, w] >= 0:
+                    # the central arbiters mask a taken output VC; the separable VA's output
+                    # arbiters do, after the crossing
+                    if alloc_o[r, iv // V, iv % V] >= 0 or (SEP == 0 and owner[r, o, w] >= 0):
                         continue
                     arb_in[narb] = iv
                     arb_o[narb] = o
@@ -419,12 +490,16 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, SS, ST,
                 for k in range(nreq):
                     pend_o[r, req_in[k]] = req_o[k]
                     pend_w[r, req_in[k]] = req_w[k]
-            for k in range(narb):          # round-robin per output VC over input VC index
-                ov = arb_o[k] * V + arb_w[k]
-                ptr = va_ptr[r, arb_o[k], arb_w[k]]
-                b = best_k[ov]
-                if b < 0 or (arb_in[k] - ptr) % NV < (arb_in[b] - ptr) % NV:
-                    best_k[ov] = k
+            if SEP == 0:
+                for k in range(narb):          # round-robin per output VC over input VC index
+                    ov = arb_o[k] * V + arb_w[k]
+                    ptr = va_ptr[r, arb_o[k], arb_w[k]]
+                    b = best_k[ov]
+                    if b < 0 or (arb_in[k] - ptr) % NV < (arb_in[b] - ptr) % NV:
+                        best_k[ov] = k
+            else:
+                _separable_va(r, P, V, arb_in, arb_o, arb_w, narb, owner, va_ptr, sep_cnt, sep_ptr, sep_pipe,
+                              sep_new, best_k)
             # SA, input-first separable, from start-of-cycle allocations
             for i in range(P):
                 in_done[i] = False
@@ -570,6 +645,24 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, SS, ST,
                         c_cnt[sc] = kc + 1
                         break
             # apply VA grants (visible from t + 1)
+            if SEP == 1:
+                for i in range(P):
+                    v = sep_pipe[r, 3, i, 0]
+                    if v >= 0:             # the grant back across the router: allocated
+                        alloc_o[r, i, v] = sep_pipe[r, 3, i, 1]
+                        alloc_w[r, i, v] = sep_pipe[r, 3, i, 2]
+                        moved = True
+                    v = sep_new[1, i, 0]
+                    if v >= 0:             # granted at its output VC this cycle: busy from t + 1
+                        owner[r, sep_new[1, i, 1], sep_new[1, i, 2]] = i * V + v
+                for k in range(3, 0, -1):
+                    for i in range(P):
+                        for x in range(3):
+                            sep_pipe[r, k, i, x] = sep_pipe[r, k - 1, i, x] if k != 2 else sep_new[1, i, x]
+                for i in range(P):
+                    for x in range(3):
+                        sep_pipe[r, 0, i, x] = sep_new[0, i, x]
+                continue
             for k in range(narb):
                 ov = arb_o[k] * V + arb_w[k]
                 if best_k[ov] == k:

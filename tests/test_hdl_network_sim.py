@@ -53,7 +53,13 @@ PIPELINED = {"va_stages": 2, "sa_stages": 2, "st_stage": 1}
     # written
     ("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0",
      {"flit": "lean", "packet_id_bits": 8, "link_latency": 2, "credit_latency": 2, **PIPELINED, "reset_after": 150}),
-    ("polarstar", 4, 1, "hops", SPEC, {"link_latency": 2, **PIPELINED, "garbage": 6, "reset_after": 120})])
+    ("polarstar", 4, 1, "hops", SPEC, {"link_latency": 2, **PIPELINED, "garbage": 6, "reset_after": 120}),
+    # the separable pipelined VC allocator (hdl/separable_va.py): alone, behind the two-stage
+    # request register with registered links, garbage and a reset in the middle
+    ("polarstar", 4, 1, "hops", SPEC, {"va_separable": 1}),
+    ("min", 3, 2, "turns", "polarstar:q=2,supernode=iq,degree=0", {"va_separable": 1, "garbage": 8}),
+    ("polarstar", 4, 1, "hops", SPEC,
+     {"link_latency": 2, "credit_latency": 2, **PIPELINED, "va_separable": 1, "garbage": 6, "reset_after": 120})])
 def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, extra):
     net = build(spec)
     extra = dict(extra)

@@ -47,34 +47,37 @@ def check_trace(sim):
 def test_zero_load_latency_is_exact(ps104, hops_case):
     """One packet in an empty network: latency = 2h + L + 2 (docs/microarchitecture.md), one
     cycle more per router on the path (h + 1 of them) with the two-stage VC allocator, one more
-    with the two-stage switch allocator, and one more with the switch traversal stage."""
+    with the two-stage switch allocator, one more with the switch traversal stage, and four more
+    with the separable VC allocator."""
     net = ps104
     D = distance_matrix(net)
     p = int(net.endpoints[0])
     rng = np.random.default_rng(hops_case)
     s_ep, t_ep = rng.choice(net.num_endpoints, 2, replace=False)
-    for L, vs, ss, st in ((1, 1, 1, 0), (4, 1, 1, 0), (1, 2, 1, 0), (4, 2, 1, 0), (4, 1, 1, 1), (4, 2, 1, 1),
-                          (1, 1, 2, 0), (4, 1, 2, 0), (4, 2, 2, 1)):
-        sim = NetworkSim(net, "min", RouterParams(vcs=4, packet_flits=L, va_stages=vs, sa_stages=ss, st_stage=st),
-                         load=0.0, trace=100)
+    for L, vs, ss, st, sep in ((1, 1, 1, 0, 0), (4, 1, 1, 0, 0), (1, 2, 1, 0, 0), (4, 2, 1, 0, 0), (4, 1, 1, 1, 0),
+                               (4, 2, 1, 1, 0), (1, 1, 2, 0, 0), (4, 1, 2, 0, 0), (4, 2, 2, 1, 0), (1, 1, 1, 0, 1),
+                               (4, 2, 2, 1, 1)):
+        sim = NetworkSim(net, "min", RouterParams(vcs=4, packet_flits=L, va_stages=vs, sa_stages=ss, st_stage=st,
+                                                  va_separable=sep), load=0.0, trace=100)
         sim.add_packets([s_ep], [t_ep], [5])
         sim.run(100)
         h = int(D[s_ep // p, t_ep // p])
         pk = sim.packets()
         assert pk["hops"][0] == h
-        assert pk["done"][0] - pk["created"][0] == 2 * h + L + 2 + (vs - 1 + ss - 1 + st) * (h + 1)
+        assert pk["done"][0] - pk["created"][0] == 2 * h + L + 2 + (vs - 1 + ss - 1 + st + 4 * sep) * (h + 1)
 
 
-@pytest.mark.parametrize("routing,va_stages,sa_stages,st", [(r, 1, 1, 0) for r in ROUTINGS]
-                         + [(r, 2, 2, 1) for r in ("min", "polarized", "ugal")] + [("polarstar", 2, 1, 0),
-                                                                                   ("polarstar", 1, 2, 0)])
-def test_conservation_and_order(ps104, routing, va_stages, sa_stages, st):
+@pytest.mark.parametrize("routing,va_stages,sa_stages,st,sep", [(r, 1, 1, 0, 0) for r in ROUTINGS]
+                         + [(r, 2, 2, 1, 0) for r in ("min", "polarized", "ugal")]
+                         + [("polarstar", 2, 1, 0, 0), ("polarstar", 1, 2, 0, 0), ("polarstar", 1, 1, 0, 1),
+                            ("polarized", 2, 2, 1, 1), ("valiant", 2, 1, 0, 1)])
+def test_conservation_and_order(ps104, routing, va_stages, sa_stages, st, sep):
     """Every flit once, at its destination, in order (with the two-stage VA too: its stale-request
     rules keep each output VC to one packet at a time; with the two-stage SA: a nomination is sent
     only if still eligible), on the routes each routing promises."""
     V = vcs_for(ps104, routing)
-    sim = NetworkSim(ps104, routing, RouterParams(vcs=V, va_stages=va_stages, sa_stages=sa_stages, st_stage=st),
-                     "uniform", 0.4, seed=3, trace=10**6)
+    sim = NetworkSim(ps104, routing, RouterParams(vcs=V, va_stages=va_stages, sa_stages=sa_stages, st_stage=st,
+                                                  va_separable=sep), "uniform", 0.4, seed=3, trace=10**6)
     sim.run(3000)
     sim.stop_injection()
     sim.run(3000)

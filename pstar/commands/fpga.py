@@ -39,6 +39,9 @@ def _router_options(p):
                    help="switch allocation in one cycle (1, default) or over two: input stage, then output stage (2)")
     p.add_argument("--st-stage", type=int, default=0, metavar="{0,1}",
                    help="1: switch traversal in the cycle after switch allocation (default 0)")
+    p.add_argument("--va-separable", type=int, default=0, metavar="{0,1}",
+                   help="1: separable pipelined VC allocator, 4 more cycles per VC allocation, short paths "
+                        "(hdl/separable_va.py; default 0: the central one)")
     add_latencies(p)
     add_vc_policy(p)
     add_header(p)
@@ -54,7 +57,7 @@ def _router_options(p):
 def _router_options_of(args) -> dict:
     """The options `_router_options` adds, as FpgaConfig fields."""
     return {"va_stages": args.va_stages, "sa_stages": args.sa_stages, "st_stage": args.st_stage,
-            "vc_policy": args.vc_policy, "link_latency": args.link_latency, "credit_latency": args.credit_latency,
+            "va_separable": args.va_separable, "vc_policy": args.vc_policy, "link_latency": args.link_latency, "credit_latency": args.credit_latency,
             "header": args.header, "flit": args.flit, "packet_id_bits": args.packet_id_bits, "body_bram": args.body_bram}
 
 
@@ -138,6 +141,7 @@ def run(args) -> Result:
                 f"{rep['packet_id_bits']}-bit packet ids)"
                 f"{', two-stage VA' if rep['va_stages'] == 2 else ''}"
                 f"{', two-stage SA' if rep['sa_stages'] == 2 else ''}{', ST stage' if rep['st_stage'] else ''}"
+                f"{', separable VA' if rep['va_separable'] else ''}"
                 f"{', turn VC classes' if rep['vc_policy'] == 'turns' else ''}"
                 f"{', link latency %d' % rep['link_latency'] if rep['link_latency'] > 1 else ''}"
                 f"{', credit latency %d' % rep['credit_latency'] if rep['credit_latency'] > 1 else ''}"
@@ -151,8 +155,8 @@ def run(args) -> Result:
                      build_dir=args.build_dir)
     rep = build(cfg, progress=not args.quiet, dry_run=args.dry_run)
     keys = ["board", "design", "spec", "routing", "routers", "network_routers", "lanes", "id_input", "ports", "vcs",
-            "depth", "flit_width", "flit_bits", "flit", "header", "packet_id_bits", "body_bram_bits", "va_stages", "sa_stages", "st_stage", "link_latency", "credit_latency",
-            "vc_policy",
+            "depth", "flit_width", "flit_bits", "flit", "header", "packet_id_bits", "body_bram_bits", "va_stages", "sa_stages", "st_stage", "va_separable", "link_latency",
+            "credit_latency", "vc_policy",
             "clock_mhz", "wide_luts", "lut4", "ff", "bram", "dsp", "lutram", "lc", "fmax_mhz", "constraint_mhz", "timing_met",
             "critical_path", "seconds", "build_dir", "bitstream", "log"]
     shown = {**rep, "critical_path": describe_critical_path(rep["critical_path"])} if "critical_path" in rep else rep
