@@ -49,6 +49,7 @@ from fpga.build import tool_env  # noqa: E402
 from fpga.report import critical_path, describe_critical_path  # noqa: E402
 from hdl.arbiter import RoundRobinArbiter, one_hot_select  # noqa: E402
 from hdl.delay import count_down  # noqa: E402
+from hdl.delay import register as _reg  # noqa: E402
 
 
 class ArbiterAlone(wiring.Component):
@@ -65,13 +66,6 @@ class ArbiterAlone(wiring.Component):
         m.d.sync += [req.eq(self.requests), self.grant.eq(arb.grant)]
         m.d.comb += [arb.requests.eq(req), arb.commit.eq(arb.valid), arb.commit_grant.eq(arb.grant)]
         return m
-
-
-def _reg(m, value, name):
-    """`value` a cycle later."""
-    r = Signal.like(value, name=name)
-    m.d.sync += r.eq(value)
-    return r
 
 
 class _VAForm(wiring.Component):

@@ -61,6 +61,7 @@ class FpgaConfig:
     sa_stages: int = 1               # switch allocation stages (RouterParams.sa_stages)
     st_stage: int = 0                # 1: switch traversal a cycle after SA (RouterParams.st_stage)
     va_separable: int = 0            # 1: separable pipelined VC allocator (RouterParams.va_separable)
+    va_choice_stage: int = 0         # 1: registered VC choice (RouterParams.va_choice_stage)
     vc_policy: str = "hops"          # VC classes (routing_logic.base.VC_POLICIES): hops or turns
     link_latency: int = 1            # cycles from SA grant to the next router's buffer (RouterParams.link_latency)
     credit_latency: int = 1          # cycles from a buffer pop to the upstream credit (RouterParams.credit_latency)
@@ -80,7 +81,7 @@ class FpgaConfig:
     # options added after the first builds: left out of the key at their defaults, so that the
     # build directories of earlier builds keep their names
     _KEY_DEFAULTS = {"pnr_router": "router1", "placer": "heap", "id_input": False, "wide_luts": True, "va_stages": 1, "sa_stages": 1,
-                     "st_stage": 0, "va_separable": 0, "vc_policy": "hops", "link_latency": 1, "credit_latency": 1,
+                     "st_stage": 0, "va_separable": 0, "va_choice_stage": 0, "vc_policy": "hops", "link_latency": 1, "credit_latency": 1,
                      "header": "routing", "packet_id_bits": 16, "body_bram": "off", "flit": "wide"}
 
     def key(self) -> str:
@@ -128,6 +129,7 @@ def validate(cfg: FpgaConfig):
     _int("sa-stages", cfg.sa_stages, 1, 2)
     _int("st-stage", cfg.st_stage, 0, 1)
     _int("va-separable", cfg.va_separable, 0, 1)
+    _int("va-choice-stage", cfg.va_choice_stage, 0, 1)
     _int("link-latency", cfg.link_latency, 1, 8)
     _int("credit-latency", cfg.credit_latency, 1, 8)
     vc_policy_class(cfg.vc_policy, "vc-policy")
@@ -161,7 +163,8 @@ def validate(cfg: FpgaConfig):
     if cfg.id_input and cfg.design != "unit":
         raise ParameterError(f"id-input: only for --design unit (the {cfg.design} design's routers have constant ids)")
     params = RouterParams(vcs=cfg.vcs, depth=cfg.depth, payload_bits=cfg.flit_width, va_stages=cfg.va_stages,
-                          sa_stages=cfg.sa_stages, st_stage=cfg.st_stage, va_separable=cfg.va_separable, link_latency=cfg.link_latency,
+                          sa_stages=cfg.sa_stages, st_stage=cfg.st_stage, va_separable=cfg.va_separable,
+                          va_choice_stage=cfg.va_choice_stage, link_latency=cfg.link_latency,
                           credit_latency=cfg.credit_latency, packet_id_bits=cfg.packet_id_bits)
     return board, net, params, float(freq), routing_for(cfg, net, params)
 
@@ -315,7 +318,7 @@ def default_build_dir(cfg: FpgaConfig) -> pathlib.Path:
 def pipeline_report(params, vc_policy: str) -> dict:
     """The router's pipeline, link and packet-id options, as every report names them."""
     return {"va_stages": params.va_stages, "sa_stages": params.sa_stages, "st_stage": params.st_stage,
-            "va_separable": params.va_separable, "vc_policy": vc_policy, "link_latency": params.link_latency, "credit_latency": params.credit_latency,
+            "va_separable": params.va_separable, "va_choice_stage": params.va_choice_stage, "vc_policy": vc_policy, "link_latency": params.link_latency, "credit_latency": params.credit_latency,
             "packet_id_bits": params.packet_id_bits}
 
 

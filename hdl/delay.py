@@ -3,7 +3,8 @@
 The one helper behind every registered hop of a stream: the link and credit latencies of a router's
 inputs (hdl/router.py), the link registers of a network netlist (hdl/network.py) and the register
 where a router's flit output meets a traffic top's checker (fpga/tops.py); and `count_down`, the
-cycles until a launched request's answer is back (hdl/separable_va.py).
+cycles until a launched request's answer is back (hdl/separable_va.py); `register`, one stage of
+anything.
 """
 from __future__ import annotations
 
@@ -28,6 +29,13 @@ def delay_line(m: Module, valid, payload, stages: int, name: str, shape=None):
     return valid, payload
 
 
+def register(m: Module, value, name: str, reset_less: bool = False):
+    """`value` a cycle later, in a register shaped like it (reset to its init)."""
+    r = Signal.like(value, name=name, reset_less=reset_less)
+    m.d.sync += r.eq(value)
+    return r
+
+
 def count_down(m: Module, counter, launch, trip: int):
     """`counter` := trip on `launch`, else one less until 0: the cycles until a launched request's
     answer (a grant or none) is back; its requester may not launch again before."""
@@ -37,4 +45,4 @@ def count_down(m: Module, counter, launch, trip: int):
         m.d.sync += counter.eq(counter - 1)
 
 
-__all__ = ["count_down", "delay_line"]
+__all__ = ["count_down", "delay_line", "register"]

@@ -47,6 +47,7 @@ from .buffer import VCBuffer
 from .checks import quiet_on_error
 from .crossbar import Crossbar, body_of, front_fields, split_layout
 from .delay import delay_line
+from .delay import register as _reg
 from .gf import index2
 from .routing_units import RoutingUnit
 from .separable_va import separable_va
@@ -209,10 +210,12 @@ class Router(wiring.Component):
                 arb = RoundRobinArbiter(len(cand))
                 m.submodules[f"va_arb_{o}_{w}"] = arb
                 reqs = Cat(*[req_onehot[iv][ov] for iv in cand])
-                # a request of last cycle (va_stages = 2): its output VC may be taken since. The
-                # arbiter's answer is then discarded and its pointer kept, exactly as if the requests
-                # were masked, but `busy` meets the arbiter's output, not its input
-                ok = ~busy[o][w] if self.params.va_stages == 2 else Const(1, 1)
+                # a request of last cycle (va_stages = 2) or one chosen from last cycle's output
+                # state (va_choice_stage = 1): its output VC may be taken. The arbiter's answer is
+                # then discarded and its pointer kept, exactly as if the requests were masked, but
+                # `busy` meets the arbiter's output, not its input
+                stale = self.params.va_stages == 2 or self.params.va_choice_stage
+                ok = ~busy[o][w] if stale else Const(1, 1)
                 m.d.comb += [arb.requests.eq(reqs),
                              arb.commit.eq(arb.valid & ok), arb.commit_grant.eq(arb.grant)]
                 va_set[o][w] = arb.valid & ok
@@ -338,7 +341,12 @@ class Router(wiring.Component):
         for o in range(R):
             for c in range(C):
                 members = [(~busy[o][w], occ[o][w], Const(o, ob), Const(w, wb)) for w in range(V) if cls_of[w] == c]
-                best_v[o][c], best_k[o][c], _, best_w[o][c] = argmin(members, f"vbest_{o}_{c}")
+                bv, bk, _, bw = argmin(members, f"vbest_{o}_{c}")
+                if prm.va_choice_stage:
+                    # registered: the choice reads last cycle's output state (nothing free after
+                    # reset, as in the model); the arbiters check "free" again
+                    bv, bk, bw = (_reg(m, x, f"vbest_reg_{o}_{c}_{n}") for x, n in ((bv, "v"), (bk, "k"), (bw, "w")))
+                best_v[o][c], best_k[o][c], best_w[o][c] = bv, bk, bw
 
         def next_class(iv, o):
             """The class of the hop of input VC iv's head through network output o (a constant)."""

@@ -29,12 +29,7 @@ from sim.params import SEPARABLE_VA_TRIP
 
 from .arbiter import RoundRobinArbiter, one_hot_select
 from .delay import count_down
-
-
-def _reg(m: Module, value, name: str, reset_less: bool = False):
-    r = Signal.like(value, name=name, reset_less=reset_less)
-    m.d.sync += r.eq(value)
-    return r
+from .delay import register as _reg
 
 
 def separable_va(m: Module, P: int, V: int, ovcs_of, req_valid, req_o, req_w, busy):

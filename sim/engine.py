@@ -285,7 +285,7 @@ def _separable_va(r, P, V, arb_in, arb_o, arb_w, narb, owner, va_ptr, sep_cnt, s
 
 
 @nb.njit(cache=True)
-def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, SS, ST, SEP,
+def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, SS, ST, SEP, CH,
                nbr_r, nbr_p, cstep, vcls, crange, dist, nexthop, pen, ep_first, ep_router,
                # buffers and router state; pend_o/pend_w[r, iv]: the VC request input VC iv made
                # last cycle (-1: none), arbitrated this cycle when VS (va_stages) = 2; nom[r, i]: the
@@ -298,6 +298,10 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, SS, ST,
                # of port i's request (v = -1: none) launched k + 1 cycles ago (k = 0, 1) or, k = 2, 3,
                # granted at its output VC k - 1 cycles ago (va_ptr then points over input ports)
                sep_cnt, sep_ptr, sep_pipe,
+               # CH (va_choice_stage) = 1: ch_owner/ch_cred[r, t % 2] hold router r's owner and
+               # credits at the start of cycle t; the VC choice of cycle t reads slot (t + 1) % 2,
+               # the start of t - 1 (the RTL's registered best free VC per output and class)
+               ch_owner, ch_cred,
                ep_credit, ep_vc, q_head, q_tail, q_sent, router_flits,
                # packets
                pk_src, pk_dst, pk_ctime, pk_hops, pk_inter, pk_phase, pk_decided, pk_next, pk_eseq, pk_done,
@@ -421,6 +425,11 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, SS, ST,
                     q_tail[e] = -1
         # ---- routers ------------------------------------------------------------------------
         for r in range(n):
+            if CH == 1 and r != skip:          # every router, idle or not: the register always loads
+                for p in range(R):
+                    for w in range(V):
+                        ch_owner[r, t % 2, p, w] = owner[r, p, w]
+                        ch_cred[r, t % 2, p, w] = credits[r, p, w]
             if router_flits[r] == 0 or r == skip:
                 if SS == 2 and r != skip:
                     for i in range(P):     # no flit, so no nomination this cycle
@@ -460,8 +469,13 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, SS, ST,
                             o = -1
                     else:
                         cin = 0 if i >= R else vcls[v]
-                        o, w = _choose(r, cin, cstep[r, i], ep_router[pk_src[pk]], dst_r, pk_inter[pk], ph, mode,
-                                       R, V, B, nbr_r, dist, nexthop, credits, owner, pen, C, crange)
+                        if CH == 0:
+                            o, w = _choose(r, cin, cstep[r, i], ep_router[pk_src[pk]], dst_r, pk_inter[pk], ph,
+                                           mode, R, V, B, nbr_r, dist, nexthop, credits, owner, pen, C, crange)
+                        else:
+                            o, w = _choose(r, cin, cstep[r, i], ep_router[pk_src[pk]], dst_r, pk_inter[pk], ph,
+                                           mode, R, V, B, nbr_r, dist, nexthop, ch_cred[:, (t + 1) % 2],
+                                           ch_owner[:, (t + 1) % 2], pen, C, crange)
                     if o >= 0:
                         req_in[nreq] = i * V + v
                         req_o[nreq] = o
@@ -469,8 +483,16 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, SS, ST,
                         nreq += 1
             # the requests the VA arbiters see: this cycle's (VS = 1), or last cycle's (VS = 2)
             # whose input VC still holds no output VC and whose output VC is still free
-            if VS == 1:
+            if VS == 1 and (CH == 0 or SEP == 1):
                 arb_in, arb_o, arb_w, narb = req_in, req_o, req_w, nreq
+            elif VS == 1:                      # a choice from last cycle's state may name a taken VC
+                arb_in, arb_o, arb_w, narb = last_in, last_o, last_w, 0
+                for k in range(nreq):
+                    if owner[r, req_o[k], req_w[k]] < 0:
+                        arb_in[narb] = req_in[k]
+                        arb_o[narb] = req_o[k]
+                        arb_w[narb] = req_w[k]
+                        narb += 1
             else:
                 arb_in, arb_o, arb_w, narb = last_in, last_o, last_w, 0
                 for iv in range(NV):

@@ -118,6 +118,10 @@ class NetworkSim:
         self.sep_cnt = np.zeros((n, P, V), dtype=np.int64)
         self.sep_ptr = np.zeros((n, P), dtype=np.int64)
         self.sep_pipe = np.full((n, 4, P, 3), -1, dtype=np.int64)
+        # va_choice_stage = 1: the output state the VC choice reads, a cycle old ("taken" before
+        # the first cycle, as the RTL's register after reset says nothing is free)
+        self.ch_owner = np.zeros((n, 2, R, V), dtype=np.int64)
+        self.ch_cred = np.zeros((n, 2, R, V), dtype=np.int64)
         self.ep_credit = np.full((self.E, V), B, dtype=np.int64)
         self.ep_vc = np.zeros(self.E, dtype=np.int64)
         self.q_head = np.full(self.E, -1, dtype=np.int64)
@@ -322,10 +326,10 @@ class NetworkSim:
             ggt, ggp = self._due_garbage(self.cycle, t1)
             status, t = engine.run_cycles(
                 self.cycle, t1, self.mode, self.R, p.vcs, p.depth, p.packet_flits, p.link_latency,
-                p.credit_latency, p.watchdog, self.vc_classes, p.alloc_iters, p.va_stages, p.sa_stages, p.st_stage, p.va_separable, self.nbr_r, self.nbr_p, self.cstep, self.vcls, self.crange, self.dist, self.nexthop, self.pen,
+                p.credit_latency, p.watchdog, self.vc_classes, p.alloc_iters, p.va_stages, p.sa_stages, p.st_stage, p.va_separable, p.va_choice_stage, self.nbr_r, self.nbr_p, self.cstep, self.vcls, self.crange, self.dist, self.nexthop, self.pen,
                 self.ep_first, self.ep_router, self.f_pkt, self.f_seq, self.f_head, self.f_cnt, self.alloc_o,
                 self.alloc_w, self.owner, self.credits, self.va_ptr, self.pend_o, self.pend_w, self.nom, self.in_ptr, self.out_ptr,
-                self.sep_cnt, self.sep_ptr, self.sep_pipe, self.ep_credit, self.ep_vc,
+                self.sep_cnt, self.sep_ptr, self.sep_pipe, self.ch_owner, self.ch_cred, self.ep_credit, self.ep_vc,
                 self.q_head, self.q_tail, self.q_sent, self.router_flits, self.pk_src, self.pk_dst, self.pk_ctime,
                 self.pk_hops, self.pk_inter, self.pk_phase, self.pk_decided, self.pk_next, self.pk_eseq,
                 self.pk_done, self.samples, gt, gp, len(gt), self.a_cnt, self.a_r, self.a_p, self.a_v,

@@ -10,7 +10,7 @@ from topologies.errors import ParameterError
 
 DEFAULTS = {"alloc_iters": 1, "vcs": 4, "depth": 8, "packet_flits": 4, "link_latency": 1, "credit_latency": 1, "watchdog": 2000,
             "payload_bits": 32, "packet_id_bits": 16, "va_stages": 1, "sa_stages": 1, "st_stage": 0,
-            "va_separable": 0}
+            "va_separable": 0, "va_choice_stage": 0}
 
 # va_separable = 1: cycles from an input port's launch of a VC request to the cycle its answer is
 # applied (launch register, crossing register, output arbiter -> grant register, crossing register);
@@ -35,11 +35,15 @@ class RouterParams:
     # 1: separable pipelined VC allocation (each input port launches one request a cycle, a P:1
     # arbiter per output VC, registers at both ends of each crossing: 4 more cycles per allocation)
     va_separable: int = DEFAULTS["va_separable"]
+    # 1: the VC choice reads the output VCs' state (free, occupancy) of the previous cycle: the
+    # best free VC per (network output, class) is registered; the VA arbiters check "free" again
+    va_choice_stage: int = DEFAULTS["va_choice_stage"]
 
     def __post_init__(self):
         limits = {"vcs": (1, 64), "depth": (1, 1 << 16), "packet_flits": (1, 256), "link_latency": (1, 64),
                   "credit_latency": (1, 64), "watchdog": (10, 10**9), "payload_bits": (0, 4096), "packet_id_bits": (1, 32), "alloc_iters": (1, 8),
-                  "va_stages": (1, 2), "sa_stages": (1, 2), "st_stage": (0, 1), "va_separable": (0, 1)}
+                  "va_stages": (1, 2), "sa_stages": (1, 2), "st_stage": (0, 1), "va_separable": (0, 1),
+                  "va_choice_stage": (0, 1)}
         for key, (lo, hi) in limits.items():
             v = getattr(self, key)
             if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:

@@ -37,7 +37,9 @@ PIPELINED = {"va_stages": 2, "sa_stages": 2, "st_stage": 1}
     ("min", 3, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {}),
     # registered links and credits (the FPGA network's --link-latency 2 --credit-latency 2), pipelined router
     ("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {"link_latency": 2, "credit_latency": 2, **PIPELINED}),
-    ("polarstar", 4, 1, "hops", SPEC, {"link_latency": 3, "credit_latency": 1}),
+    # with the VC choice from last cycle's output state (va_choice_stage): one-stage central VA,
+    # whose arbiters must then check that the chosen VC is still free
+    ("polarstar", 4, 1, "hops", SPEC, {"link_latency": 3, "credit_latency": 1, "va_choice_stage": 1}),
     ("polarstar", 4, 1, "hops", SPEC, {"link_latency": 1, "credit_latency": 3}),
     # lean flits (the header in heads only), as the 26-router FPGA network takes them
     ("polarstar", 4, 1, "hops", SPEC, {"flit": "lean"}),
@@ -55,11 +57,13 @@ PIPELINED = {"va_stages": 2, "sa_stages": 2, "st_stage": 1}
      {"flit": "lean", "packet_id_bits": 8, "link_latency": 2, "credit_latency": 2, **PIPELINED, "reset_after": 150}),
     ("polarstar", 4, 1, "hops", SPEC, {"link_latency": 2, **PIPELINED, "garbage": 6, "reset_after": 120}),
     # the separable pipelined VC allocator (hdl/separable_va.py): alone, behind the two-stage
-    # request register with registered links, garbage and a reset in the middle
+    # request register with registered links, garbage and a reset in the middle (there with the
+    # registered VC choice too: the 100 MHz target's configuration)
     ("polarstar", 4, 1, "hops", SPEC, {"va_separable": 1}),
     ("min", 3, 2, "turns", "polarstar:q=2,supernode=iq,degree=0", {"va_separable": 1, "garbage": 8}),
     ("polarstar", 4, 1, "hops", SPEC,
-     {"link_latency": 2, "credit_latency": 2, **PIPELINED, "va_separable": 1, "garbage": 6, "reset_after": 120})])
+     {"link_latency": 2, "credit_latency": 2, **PIPELINED, "va_separable": 1, "va_choice_stage": 1, "garbage": 6,
+      "reset_after": 120})])
 def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, extra):
     net = build(spec)
     extra = dict(extra)

@@ -48,17 +48,19 @@ def test_zero_load_latency_is_exact(ps104, hops_case):
     """One packet in an empty network: latency = 2h + L + 2 (docs/microarchitecture.md), one
     cycle more per router on the path (h + 1 of them) with the two-stage VC allocator, one more
     with the two-stage switch allocator, one more with the switch traversal stage, and four more
-    with the separable VC allocator."""
+    with the separable VC allocator; none with the registered VC choice (its state a cycle old is
+    the same at zero load)."""
     net = ps104
     D = distance_matrix(net)
     p = int(net.endpoints[0])
     rng = np.random.default_rng(hops_case)
     s_ep, t_ep = rng.choice(net.num_endpoints, 2, replace=False)
-    for L, vs, ss, st, sep in ((1, 1, 1, 0, 0), (4, 1, 1, 0, 0), (1, 2, 1, 0, 0), (4, 2, 1, 0, 0), (4, 1, 1, 1, 0),
-                               (4, 2, 1, 1, 0), (1, 1, 2, 0, 0), (4, 1, 2, 0, 0), (4, 2, 2, 1, 0), (1, 1, 1, 0, 1),
-                               (4, 2, 2, 1, 1)):
+    for L, vs, ss, st, sep, ch in ((1, 1, 1, 0, 0, 0), (4, 1, 1, 0, 0, 0), (1, 2, 1, 0, 0, 0), (4, 2, 1, 0, 0, 0),
+                                   (4, 1, 1, 1, 0, 0), (4, 2, 1, 1, 0, 0), (1, 1, 2, 0, 0, 0), (4, 1, 2, 0, 0, 0),
+                                   (4, 2, 2, 1, 0, 0), (1, 1, 1, 0, 1, 0), (4, 2, 2, 1, 1, 0), (4, 1, 1, 0, 0, 1),
+                                   (4, 2, 2, 1, 1, 1)):
         sim = NetworkSim(net, "min", RouterParams(vcs=4, packet_flits=L, va_stages=vs, sa_stages=ss, st_stage=st,
-                                                  va_separable=sep), load=0.0, trace=100)
+                                                  va_separable=sep, va_choice_stage=ch), load=0.0, trace=100)
         sim.add_packets([s_ep], [t_ep], [5])
         sim.run(100)
         h = int(D[s_ep // p, t_ep // p])
@@ -67,17 +69,19 @@ def test_zero_load_latency_is_exact(ps104, hops_case):
         assert pk["done"][0] - pk["created"][0] == 2 * h + L + 2 + (vs - 1 + ss - 1 + st + 4 * sep) * (h + 1)
 
 
-@pytest.mark.parametrize("routing,va_stages,sa_stages,st,sep", [(r, 1, 1, 0, 0) for r in ROUTINGS]
-                         + [(r, 2, 2, 1, 0) for r in ("min", "polarized", "ugal")]
-                         + [("polarstar", 2, 1, 0, 0), ("polarstar", 1, 2, 0, 0), ("polarstar", 1, 1, 0, 1),
-                            ("polarized", 2, 2, 1, 1), ("valiant", 2, 1, 0, 1)])
-def test_conservation_and_order(ps104, routing, va_stages, sa_stages, st, sep):
+@pytest.mark.parametrize("routing,va_stages,sa_stages,st,sep,ch", [(r, 1, 1, 0, 0, 0) for r in ROUTINGS]
+                         + [(r, 2, 2, 1, 0, 0) for r in ("min", "polarized", "ugal")]
+                         + [("polarstar", 2, 1, 0, 0, 0), ("polarstar", 1, 2, 0, 0, 0), ("polarstar", 1, 1, 0, 1, 0),
+                            ("polarized", 2, 2, 1, 1, 0), ("valiant", 2, 1, 0, 1, 0), ("polarized", 1, 1, 0, 0, 1),
+                            ("polarstar", 2, 2, 1, 1, 1)])
+def test_conservation_and_order(ps104, routing, va_stages, sa_stages, st, sep, ch):
     """Every flit once, at its destination, in order (with the two-stage VA too: its stale-request
     rules keep each output VC to one packet at a time; with the two-stage SA: a nomination is sent
     only if still eligible), on the routes each routing promises."""
     V = vcs_for(ps104, routing)
     sim = NetworkSim(ps104, routing, RouterParams(vcs=V, va_stages=va_stages, sa_stages=sa_stages, st_stage=st,
-                                                  va_separable=sep), "uniform", 0.4, seed=3, trace=10**6)
+                                                  va_separable=sep, va_choice_stage=ch), "uniform", 0.4, seed=3,
+                     trace=10**6)
     sim.run(3000)
     sim.stop_injection()
     sim.run(3000)

@@ -42,6 +42,9 @@ def _router_options(p):
     p.add_argument("--va-separable", type=int, default=0, metavar="{0,1}",
                    help="1: separable pipelined VC allocator, 4 more cycles per VC allocation, short paths "
                         "(hdl/separable_va.py; default 0: the central one)")
+    p.add_argument("--va-choice-stage", type=int, default=0, metavar="{0,1}",
+                   help="1: the VC choice reads last cycle's output VC state (a registered best free VC per "
+                        "output and class; default 0)")
     add_latencies(p)
     add_vc_policy(p)
     add_header(p)
@@ -57,7 +60,7 @@ def _router_options(p):
 def _router_options_of(args) -> dict:
     """The options `_router_options` adds, as FpgaConfig fields."""
     return {"va_stages": args.va_stages, "sa_stages": args.sa_stages, "st_stage": args.st_stage,
-            "va_separable": args.va_separable, "vc_policy": args.vc_policy, "link_latency": args.link_latency, "credit_latency": args.credit_latency,
+            "va_separable": args.va_separable, "va_choice_stage": args.va_choice_stage, "vc_policy": args.vc_policy, "link_latency": args.link_latency, "credit_latency": args.credit_latency,
             "header": args.header, "flit": args.flit, "packet_id_bits": args.packet_id_bits, "body_bram": args.body_bram}
 
 
@@ -142,6 +145,7 @@ def run(args) -> Result:
                 f"{', two-stage VA' if rep['va_stages'] == 2 else ''}"
                 f"{', two-stage SA' if rep['sa_stages'] == 2 else ''}{', ST stage' if rep['st_stage'] else ''}"
                 f"{', separable VA' if rep['va_separable'] else ''}"
+                f"{', registered VC choice' if rep['va_choice_stage'] else ''}"
                 f"{', turn VC classes' if rep['vc_policy'] == 'turns' else ''}"
                 f"{', link latency %d' % rep['link_latency'] if rep['link_latency'] > 1 else ''}"
                 f"{', credit latency %d' % rep['credit_latency'] if rep['credit_latency'] > 1 else ''}"
@@ -155,7 +159,8 @@ def run(args) -> Result:
                      build_dir=args.build_dir)
     rep = build(cfg, progress=not args.quiet, dry_run=args.dry_run)
     keys = ["board", "design", "spec", "routing", "routers", "network_routers", "lanes", "id_input", "ports", "vcs",
-            "depth", "flit_width", "flit_bits", "flit", "header", "packet_id_bits", "body_bram_bits", "va_stages", "sa_stages", "st_stage", "va_separable", "link_latency",
+            "depth", "flit_width", "flit_bits", "flit", "header", "packet_id_bits", "body_bram_bits", "va_stages", "sa_stages", "st_stage", "va_separable",
+            "va_choice_stage", "link_latency",
             "credit_latency", "vc_policy",
             "clock_mhz", "wide_luts", "lut4", "ff", "bram", "dsp", "lutram", "lc", "fmax_mhz", "constraint_mhz", "timing_met",
             "critical_path", "seconds", "build_dir", "bitstream", "log"]

@@ -31,6 +31,8 @@ def add_common(p):
     p.add_argument("--st-stage", type=int, default=None, help="1: switch traversal a cycle after SA (default 0)")
     p.add_argument("--va-separable", type=int, default=None,
                    help="1: separable pipelined VC allocator, 4 more cycles per VC allocation (default 0)")
+    p.add_argument("--va-choice-stage", type=int, default=None,
+                   help="1: the VC choice reads last cycle's output VC state (default 0)")
     add_latencies(p)
     p.add_argument("--fail-links", type=float, default=0.0, metavar="F",
                    help="fail this fraction of the links at random (network stays connected); routing is "
@@ -68,7 +70,8 @@ def params_from(args, net):
     kw = {}
     for key, attr in (("depth", "depth"), ("packet_flits", "packet"), ("alloc_iters", "alloc_iters"),
                       ("va_stages", "va_stages"), ("sa_stages", "sa_stages"),
-                      ("st_stage", "st_stage"), ("va_separable", "va_separable"), ("link_latency", "link_latency"),
+                      ("st_stage", "st_stage"), ("va_separable", "va_separable"),
+                      ("va_choice_stage", "va_choice_stage"), ("link_latency", "link_latency"),
                       ("credit_latency", "credit_latency")):
         if getattr(args, attr) is not None:
             kw[key] = getattr(args, attr)
