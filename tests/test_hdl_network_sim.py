@@ -59,7 +59,6 @@ PIPELINED = {"va_stages": 2, "sa_stages": 2, "st_stage": 1}
     # the separable pipelined VC allocator (hdl/separable_va.py): alone, behind the two-stage
     # request register with registered links, garbage and a reset in the middle (there with the
     # registered VC choice too: the 100 MHz target's configuration)
-    ("polarstar", 4, 1, "hops", SPEC, {"va_separable": 1}),
     ("min", 3, 2, "turns", "polarstar:q=2,supernode=iq,degree=0", {"va_separable": 1, "garbage": 8}),
     ("polarstar", 4, 1, "hops", SPEC,
      {"link_latency": 2, "credit_latency": 2, **PIPELINED, "va_separable": 1, "va_choice_stage": 1, "garbage": 6,
