@@ -535,7 +535,12 @@ class Router(wiring.Component):
             out_valid = [x[0] for x in new_out]
             out_src = [x[1] for x in new_out]
             out_sel = [x[3] for x in new_out]
-        sent_v = [one_hot_index(m, sent_oh[i], V) if V > 1 else Const(0, wb) for i in range(P)]
+        # the VC whose front is read (crossbar front, output VC, body read address, pop): with the
+        # two-stage SA the port's registered nomination, which is the VC that sends whenever the
+        # port sends (else nothing reads it), so the output stage's grant meets only the valid
+        # bits and the reads start at a register
+        read_oh = nom if prm.sa_stages == 2 else sent_oh
+        read_v = [one_hot_index(m, read_oh[i], V) if V > 1 else Const(0, wb) for i in range(P)]
         for i in range(P):
             m.d.comb += [in_arb[i].commit.eq(sent[i]), in_arb[i].commit_grant.eq(sent_oh[i])]
         for o in range(P):
@@ -559,8 +564,8 @@ class Router(wiring.Component):
             sf = Signal(front_layout, name=f"sel_front_{i}")
             sw = Signal(wb, name=f"sel_w_{i}")
             if V > 1:
-                m.d.comb += [sf.eq(Array(f.flit.as_value() for f in fronts[i])[sent_v[i]]),
-                             sw.eq(Array(alloc_w[i])[sent_v[i]]), bufs[i].rd_vc.eq(sent_v[i])]
+                m.d.comb += [sf.eq(Array(f.flit.as_value() for f in fronts[i])[read_v[i]]),
+                             sw.eq(Array(alloc_w[i])[read_v[i]]), bufs[i].rd_vc.eq(read_v[i])]
             else:
                 m.d.comb += [sf.eq(fronts[i][0].flit), sw.eq(alloc_w[i][0])]
             sel_front.append(sf)
@@ -620,7 +625,7 @@ class Router(wiring.Component):
         for i in range(P):
             buf = bufs[i]
             pv = Signal(wb, name=f"pop_vc_{i}")
-            m.d.comb += pv.eq(Mux(sent[i], sent_v[i], drop_v[i]))
+            m.d.comb += pv.eq(Mux(sent[i], read_v[i], drop_v[i]))
             m.d.comb += [buf.pop.eq(sent[i] | drop[i]),
                          self.credit_out[i].valid.eq(sent[i] | drop[i]), self.credit_out[i].payload.eq(pv)]
             if V > 1:

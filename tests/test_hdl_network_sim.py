@@ -70,7 +70,7 @@ def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, e
     per_kind = extra.pop("garbage", 0)
     reset_after = extra.pop("reset_after", 0)
     params = RouterParams(vcs=vcs, alloc_iters=alloc_iters, **extra)
-    cycles = 250
+    cycles = 200
     model = NetworkSim(net, routing, params, "uniform", 0.7, seed=5, trace=100_000, vc_policy=vc_policy)
     garbage = None
     if per_kind:
