@@ -202,6 +202,11 @@ class Router(wiring.Component):
             req_onehot.append(s)
         va_set = [[None] * V for _ in range(P)]
         va_grant = {}                    # (iv, o, w) -> arbiter (o, w) grants iv this cycle
+        # a request of last cycle (va_stages = 2) or one chosen from last cycle's output state
+        # (va_choice_stage = 1): its output VC may be taken. The arbiter's answer is then
+        # discarded and its pointer kept, exactly as if the requests were masked, but `busy`
+        # meets the arbiter's output, not its input
+        stale = self.params.va_stages == 2 or self.params.va_choice_stage
         for o in range(P):
             for w in range(V):
                 ov = o * V + w
@@ -210,11 +215,6 @@ class Router(wiring.Component):
                 arb = RoundRobinArbiter(len(cand))
                 m.submodules[f"va_arb_{o}_{w}"] = arb
                 reqs = Cat(*[req_onehot[iv][ov] for iv in cand])
-                # a request of last cycle (va_stages = 2) or one chosen from last cycle's output
-                # state (va_choice_stage = 1): its output VC may be taken. The arbiter's answer is
-                # then discarded and its pointer kept, exactly as if the requests were masked, but
-                # `busy` meets the arbiter's output, not its input
-                stale = self.params.va_stages == 2 or self.params.va_choice_stage
                 ok = ~busy[o][w] if stale else Const(1, 1)
                 m.d.comb += [arb.requests.eq(reqs),
                              arb.commit.eq(arb.valid & ok), arb.commit_grant.eq(arb.grant)]

@@ -347,6 +347,8 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, SS, ST,
     for t in range(t0, t1):
         slot = t % RING
         moved = False
+        ch_cred_prev = ch_cred[:, (t + 1) % 2]     # CH: the state at the start of t - 1
+        ch_owner_prev = ch_owner[:, (t + 1) % 2]
         # ---- deliveries due this cycle -------------------------------------------------------
         for k in range(a_cnt[slot]):
             r = a_r[slot, k]
@@ -474,8 +476,8 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, SS, ST,
                                            mode, R, V, B, nbr_r, dist, nexthop, credits, owner, pen, C, crange)
                         else:
                             o, w = _choose(r, cin, cstep[r, i], ep_router[pk_src[pk]], dst_r, pk_inter[pk], ph,
-                                           mode, R, V, B, nbr_r, dist, nexthop, ch_cred[:, (t + 1) % 2],
-                                           ch_owner[:, (t + 1) % 2], pen, C, crange)
+                                           mode, R, V, B, nbr_r, dist, nexthop, ch_cred_prev, ch_owner_prev,
+                                           pen, C, crange)
                     if o >= 0:
                         req_in[nreq] = i * V + v
                         req_o[nreq] = o

@@ -13,6 +13,7 @@ import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent / "cocotb"))
 
+import tiers  # noqa: E402
 from lockstep import lockstep  # noqa: E402
 from topologies import build  # noqa: E402
 
@@ -23,8 +24,7 @@ CYCLES = int(os.environ.get("PSTAR_LOCKSTEP_CYCLES", "20000"))
 # minutes each, then 100-400 cycles/s through cocotb) are in the full tier; CI runs the 26-router
 # configurations and fault runs here, and the same three 104-router configurations through the
 # C++ netlist replay (tests/test_replay.py, 200-600 cycles/s).
-FULL = os.environ.get("PSTAR_COSIM", "") == "full"
-full_only = pytest.mark.skipif(not FULL, reason="long co-simulation: run with PSTAR_COSIM=full")
+full_only = tiers.full_only("long co-simulation")
 
 CASES = [
     # spec, routing, VCs, load near saturation. VCs: 4, or for Polarized the fewest its channel

@@ -18,6 +18,7 @@ import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent / "cocotb"))
 
+import tiers  # noqa: E402
 import harness  # noqa: E402
 
 from hdl.network import plan  # noqa: E402
@@ -92,8 +93,7 @@ def canonical(trace):
 
 # each pipeline option alone costs a Verilator build of its own: in the full tier (PSTAR_COSIM=full,
 # as tests/test_cocotb_network.py); CI runs the one-cycle router and the fully pipelined one
-full_only = pytest.mark.skipif(os.environ.get("PSTAR_COSIM", "") != "full",
-                               reason="one pipeline option alone: run with PSTAR_COSIM=full")
+full_only = tiers.full_only("one pipeline option alone")
 
 
 # stages: (va_stages, st_stage, sa_stages)

@@ -3,9 +3,9 @@
 hdl/formal/properties.py has the harnesses; each proof must pass, and a deliberately broken FIFO
 (its full flag off by one) must make the FIFO proof fail, so the proofs are not vacuous.
 """
-import os
 
 import pytest
+import tiers
 
 from hdl.buffer import VCBuffer
 from hdl.formal.properties import arbiter_harness, fifo_harness, pick_harness, router_harness
@@ -27,8 +27,7 @@ PROOFS = [
     # the same on a 4-port router (ER_2 + one endpoint, three inputs per output): 4 minutes alone
     # on a core, past 10 on a loaded CI machine, so in the full tier (PSTAR_COSIM=full)
     pytest.param("router4_credits_and_packet_order", lambda: router_harness(2, 2, 2, spec="er:q=2"), "bmc", 6,
-                 marks=pytest.mark.skipif(os.environ.get("PSTAR_COSIM", "") != "full",
-                                          reason="long proof: run with PSTAR_COSIM=full")),
+                 marks=tiers.full_only("long proof")),
 ]
 
 

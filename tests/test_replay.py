@@ -10,7 +10,6 @@ catches a moved flit and a missing credit and names them, and they run the 104-r
 Polarized) for 20,000 cycles near saturation (issue: every ejected flit in cycle, endpoint and
 contents).
 """
-import os
 import pathlib
 import sys
 
@@ -19,14 +18,14 @@ import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent / "cocotb"))
 
+import tiers  # noqa: E402
 from replay import FlitWords, payload_words, replay  # noqa: E402
 from endpoints import Flits, payload_of  # noqa: E402
 from sim.engine import EV_CREDIT  # noqa: E402
 
 PS26 = "polarstar:q=3,supernode=iq,degree=0"
 PS104 = "polarstar:q=3,supernode=iq,degree=3"
-FULL_ONLY = pytest.mark.skipif(os.environ.get("PSTAR_COSIM", "") != "full",
-                               reason="another 104-router Verilator build: run with PSTAR_COSIM=full")
+FULL_ONLY = tiers.full_only("another 104-router Verilator build")
 
 
 def test_flit_words_pack_like_endpoints():
