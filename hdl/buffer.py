@@ -26,6 +26,10 @@ the front is never used). So Yosys need not add a bypass (a register of the writ
 address compare) for that case. It is told so by the memory's `no_rw_check` attribute when it
 reads Verilog, and by `BLOCK_RAM_YOSYS` (run after `read_rtlil`: Amaranth's RTLIL read port
 already says "old data on a collision", which the attribute does not undo) in the FPGA build.
+
+With `peek_width` > 0 each entry also keeps `w_peek` (a few flag bits) in a small memory of its
+own, and `peek[v]` reads them at the entry *after* VC v's front (meaningful when `count[v] >= 2`):
+the three-stage switch allocator asks whether the second flit of a VC is a tail.
 """
 from __future__ import annotations
 
@@ -50,7 +54,7 @@ class VCBuffer(wiring.Component):
 
     @quiet_on_error
     def __init__(self, vcs: int, depth: int, width: int, body_width: int = 0, body_sync: bool = False,
-                 body_block_bits: int = 0):
+                 body_block_bits: int = 0, peek_width: int = 0):
         for name, v in (("vcs", vcs), ("depth", depth), ("width", width)):
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"{name}={v!r}: must be a positive integer")
@@ -64,12 +68,16 @@ class VCBuffer(wiring.Component):
         if body_block_bits and not self.body_sync:
             raise ValueError(f"body_block_bits={body_block_bits}: block RAM reads are synchronous; needs body_sync")
         self.body_block_bits = body_block_bits
+        if not isinstance(peek_width, int) or isinstance(peek_width, bool) or peek_width < 0:
+            raise ValueError(f"peek_width={peek_width!r}: must be an integer >= 0")
+        self.peek_width = peek_width
+        peek = {} if peek_width == 0 else {"w_peek": In(peek_width), "peek": Out(peek_width).array(vcs)}
         body = {} if body_width == 0 else {
             "w_body": In(body_width),
             "rd_vc": In(range(vcs)) if vcs > 1 else In(1),
             "rd_body": Out(body_width),
         }
-        super().__init__({**body,
+        super().__init__({**body, **peek,
             "w_valid": In(1),
             "w_vc": In(range(vcs)) if vcs > 1 else In(1),
             "w_data": In(width),
@@ -117,6 +125,14 @@ class VCBuffer(wiring.Component):
             wp.en.eq(self.w_valid & ~full),
             self.overflow.eq(self.w_valid & full),
         ]
+        if self.peek_width:
+            m.submodules.peek_mem = pmem = Memory(shape=self.peek_width, depth=V * B, init=[])
+            pw = pmem.write_port()
+            m.d.comb += [pw.addr.eq(wp.addr), pw.data.eq(self.w_peek), pw.en.eq(wp.en)]
+            for v in range(V):
+                rp = pmem.read_port(domain="comb")
+                nxt = Mux(head[v] == B - 1, 0, head[v] + 1)
+                m.d.comb += [rp.addr.eq(index2(Const(v, range(V)), nxt, B)), self.peek[v].eq(rp.data)]
         if self.body_width:
             rvc = self.rd_vc if V > 1 else Const(0, 1)
             head_sel = Signal(range(B))

@@ -282,10 +282,13 @@ class Router(wiring.Component):
                 m.d.comb += ent.prio.eq(unit.answer[i].prio)
             body = Signal(body_bits, name=f"arrive_body{i}")
             m.d.comb += body.eq(body_of(self.layout, stored, self.front_fields))
+            # three-stage SA: whether the flit after a VC's front is a tail
             buf = VCBuffer(V, B, entry.size, body_bits, body_sync=bool(prm.st_stage),
-                           body_block_bits=self.body_block_bits)
+                           body_block_bits=self.body_block_bits, peek_width=int(prm.sa_stages == 3))
             m.submodules[f"buf{i}"] = buf
             m.d.comb += [buf.w_valid.eq(valid), buf.w_data.eq(ent.as_value()), buf.w_body.eq(body)]
+            if prm.sa_stages == 3:
+                m.d.comb += buf.w_peek.eq(stored.tail)
             if V > 1:
                 m.d.comb += buf.w_vc.eq(fl.vc)
             bufs.append(buf)
@@ -439,23 +442,33 @@ class Router(wiring.Component):
             port_oh.append(po)
         has_credit = [[(credits[o][w] != 0) if o < R else Const(1, 1) for w in range(V)] for o in range(P)]
         elig = [[Signal(name=f"elig_{i}_{v}") for v in range(V)] for i in range(P)]
-        if prm.sa_stages == 2:
+        if prm.sa_stages >= 2:
             # last cycle's nomination per input port (one-hot VC, one-hot output port)
             nom = [Signal(V, name=f"sa_nom_{i}") for i in range(P)]
             nom_port = [Signal(P, name=f"sa_nom_port_{i}") for i in range(P)]
             spare = [[(credits[o][w] > 1) if o < R else Const(1, 1) for w in range(V)] for o in range(P)]
+        if prm.sa_stages == 3:
+            # last cycle's grant per input port (one-hot VC): the flit it sends in this cycle
+            gnt = [Signal(V, name=f"sa_gnt_{i}") for i in range(P)]
+            spare2 = [[(credits[o][w] > 2) if o < R else Const(1, 1) for w in range(V)] for o in range(P)]
         for i in range(P):
             for v in range(V):
                 iv = i * V + v
                 credit_ok = held_is(iv, has_credit)
-                if prm.sa_stages == 2:
-                    # a VC nominated last cycle may send in this one: to be nominated again it
-                    # needs a flit and a credit to spare and a front that is not its tail, so a
-                    # nomination is still eligible when its output stage takes it
+                if prm.sa_stages >= 2:
+                    # a VC nominated last cycle may send in this one (or, three stages, the
+                    # next), one granted last cycle sends in this one: to be nominated again it
+                    # needs a flit and a credit to spare for each, and none of those flits (the
+                    # front, then the next) may be its tail, so a nomination is still eligible
+                    # when it sends
                     spare_ok = held_is(iv, spare)
-                    m.d.comb += elig[i][v].eq(alloc_valid[i][v] & Mux(
-                        nom[i][v], (counts[i][v] > 1) & spare_ok & ~fronts[i][v].flit.tail,
-                        (counts[i][v] > 0) & credit_ok))
+                    one = (counts[i][v] > 1) & spare_ok & ~fronts[i][v].flit.tail
+                    if prm.sa_stages == 3:
+                        two = (counts[i][v] > 2) & held_is(iv, spare2) & ~fronts[i][v].flit.tail & ~bufs[i].peek[v]
+                        ok = Mux(nom[i][v] & gnt[i][v], two, Mux(nom[i][v] | gnt[i][v], one, (counts[i][v] > 0) & credit_ok))
+                    else:
+                        ok = Mux(nom[i][v], one, (counts[i][v] > 0) & credit_ok)
+                    m.d.comb += elig[i][v].eq(alloc_valid[i][v] & ok)
                 else:
                     m.d.comb += elig[i][v].eq(alloc_valid[i][v] & (counts[i][v] > 0) & credit_ok)
         in_arb = []
@@ -492,7 +505,7 @@ class Router(wiring.Component):
                 cp = Signal(P, name=f"sa{it}_in_port_{i}")      # the chosen VC's output port, one-hot
                 m.d.comb += cp.eq(Cat(*[Cat(*[pick.grant[v] & port_oh[i * V + v][o] for v in range(V)]).any()
                                         for o in range(P)]))
-                if prm.sa_stages == 2:
+                if prm.sa_stages >= 2:
                     # the input stage's choice is a nomination for the output stage of the next
                     # cycle, which takes last cycle's nominations as they are
                     m.d.sync += [nom[i].eq(pick.grant), nom_port[i].eq(cp)]
@@ -535,16 +548,25 @@ class Router(wiring.Component):
             out_valid = [x[0] for x in new_out]
             out_src = [x[1] for x in new_out]
             out_sel = [x[3] for x in new_out]
+        for o in range(P):
+            m.d.comb += [out_arb[o].commit.eq(out_valid[o]), out_arb[o].commit_grant.eq(out_sel[o])]
+        if prm.sa_stages == 3:
+            # the output stage's grants are registered: the granted flits are sent (popped,
+            # their credits taken, their output VCs freed, read and switched) in the next cycle,
+            # so the arbiters' paths end at registers and the sends start at them
+            m.d.sync += [gnt[i].eq(Mux(sent[i], sent_oh[i], 0)) for i in range(P)]
+            sent = [gnt[i].any() for i in range(P)]
+            sent_oh = gnt
+            out_valid = [_reg(m, out_valid[o], f"sa_sent_valid_{o}") for o in range(P)]
+            out_sel = [_reg(m, out_sel[o], f"sa_sent_sel_{o}") for o in range(P)]
         # the VC whose front is read (crossbar front, output VC, body read address, pop): with the
         # two-stage SA the port's registered nomination, which is the VC that sends whenever the
         # port sends (else nothing reads it), so the output stage's grant meets only the valid
-        # bits and the reads start at a register
+        # bits and the reads start at a register; with three stages the registered grant
         read_oh = nom if prm.sa_stages == 2 else sent_oh
         read_v = [one_hot_index(m, read_oh[i], V) if V > 1 else Const(0, wb) for i in range(P)]
         for i in range(P):
             m.d.comb += [in_arb[i].commit.eq(sent[i]), in_arb[i].commit_grant.eq(sent_oh[i])]
-        for o in range(P):
-            m.d.comb += [out_arb[o].commit.eq(out_valid[o]), out_arb[o].commit_grant.eq(out_sel[o])]
         # the VC that sends holds its output VC alone, so a flit leaves on (o, w) exactly when the
         # holder of (o, w) sends: the credit to take and (with a tail) the output VC to free
         sent_on = {}

@@ -290,9 +290,10 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, SS, ST,
                # buffers and router state; pend_o/pend_w[r, iv]: the VC request input VC iv made
                # last cycle (-1: none), arbitrated this cycle when VS (va_stages) = 2; nom[r, i]: the
                # VC input port i nominated last cycle (-1: none), offered to this cycle's output
-               # stage when SS (sa_stages) = 2
+               # stage when SS (sa_stages) >= 2; gnt[r, i]: with SS = 3, the VC of port i that the
+               # output stage granted last cycle (-1: none), which sends in this cycle
                f_pkt, f_seq, f_head, f_cnt, alloc_o, alloc_w, owner, credits, va_ptr, pend_o, pend_w,
-               nom, in_ptr, out_ptr,
+               nom, gnt, in_ptr, out_ptr,
                # SEP (va_separable) = 1: sep_cnt[r, i, v] cycles until input VC (i, v) may launch a
                # request again; sep_ptr[r, i] the port's launch pointer; sep_pipe[r, k, i] = (v, o, w)
                # of port i's request (v = -1: none) launched k + 1 cycles ago (k = 0, 1) or, k = 2, 3,
@@ -342,6 +343,8 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, SS, ST,
     in_done = np.zeros(P, np.bool_)
     out_done = np.zeros(P, np.bool_)
     out_list = np.empty(P, np.int64)
+    snd_i = np.empty(P, np.int64)        # this cycle's senders: input port, VC
+    snd_v = np.empty(P, np.int64)
     gi = 0
     ggi = 0
     for t in range(t0, t1):
@@ -433,9 +436,10 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, SS, ST,
                         ch_owner[r, t % 2, p, w] = owner[r, p, w]
                         ch_cred[r, t % 2, p, w] = credits[r, p, w]
             if router_flits[r] == 0 or r == skip:
-                if SS == 2 and r != skip:
-                    for i in range(P):     # no flit, so no nomination this cycle
-                        nom[r, i] = -1
+                if SS >= 2 and r != skip:
+                    for i in range(P):     # no flit, so no nomination this cycle (nor a grant:
+                        nom[r, i] = -1     # a granted flit is still in its buffer)
+                        gnt[r, i] = -1
                 continue
             # RC + VA, from start-of-cycle state
             nreq = 0
@@ -536,24 +540,32 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, SS, ST,
                     ptr = in_ptr[r, i]
                     for j in range(V):
                         v = (ptr + j) % V
-                        # two-stage SA: a VC nominated last cycle may send in this one, so it needs
-                        # a flit and a credit to spare, and a front that is not its tail
-                        nm = 1 if SS == 2 and nom[r, i] == v else 0
+                        # pipelined SA: a VC nominated last cycle may send in this one (SS = 2) or
+                        # the next (SS = 3), and one granted last cycle (SS = 3) sends in this one:
+                        # it needs a flit and a credit to spare for each, and none of those flits
+                        # (the front, then the next) may be its tail
+                        nm = 0
+                        if SS >= 2 and nom[r, i] == v:
+                            nm += 1
+                        if SS == 3 and gnt[r, i] == v:
+                            nm += 1
                         if not _can_send(r, i, v, nm, R, alloc_o, alloc_w, f_cnt, credits) or out_done[alloc_o[r, i, v]]:
                             continue
-                        if nm == 1 and f_seq[r, i, v, f_head[r, i, v]] == L - 1:
+                        if nm >= 1 and f_seq[r, i, v, f_head[r, i, v]] == L - 1:
+                            continue
+                        if nm == 2 and f_seq[r, i, v, (f_head[r, i, v] + 1) % B] == L - 1:
                             continue
                         in_choice[i] = v
                         break
-                if SS == 2:
-                    # two-stage SA: this cycle's input stage only nominates (for the next cycle);
+                if SS >= 2:
+                    # pipelined SA: this cycle's input stage only nominates (for the next cycle);
                     # the output stage takes last cycle's nominations, which the rule above keeps
-                    # eligible (checked: the RTL relies on it)
+                    # eligible (checked, when they send: the RTL relies on it)
                     for i in range(P):
                         v = nom[r, i]
                         nom[r, i] = in_choice[i]
                         in_choice[i] = v
-                        if v >= 0 and not _can_send(r, i, v, 0, R, alloc_o, alloc_w, f_cnt, credits):
+                        if SS == 2 and v >= 0 and not _can_send(r, i, v, 0, R, alloc_o, alloc_w, f_cnt, credits):
                             return STALE_NOMINATION, t
                 n_out = 0
                 for i in range(P):             # output stage: round-robin over input ports per output
@@ -568,14 +580,35 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, SS, ST,
                         best_in[o] = i
                     elif (i - out_ptr[r, o]) % P < (b - out_ptr[r, o]) % P:
                         best_in[o] = i
+                # the senders: this cycle's grants, or (SS = 3) last cycle's, by input port
+                n_snd = 0
+                if SS == 3:
+                    for i in range(P):
+                        v = gnt[r, i]
+                        if v >= 0:
+                            if not _can_send(r, i, v, 0, R, alloc_o, alloc_w, f_cnt, credits):
+                                return STALE_NOMINATION, t
+                            snd_i[n_snd] = i
+                            snd_v[n_snd] = v
+                            n_snd += 1
+                        gnt[r, i] = -1
                 for k_out in range(n_out):
                     o = out_list[k_out]
                     gi_in = best_in[o]
                     best_in[o] = -1
-                    in_done[gi_in] = True
-                    out_done[o] = True
-                    i = gi_in
-                    v = in_choice[i]
+                    out_ptr[r, o] = (gi_in + 1) % P
+                    if SS == 3:
+                        gnt[r, gi_in] = in_choice[gi_in]
+                    else:
+                        snd_i[n_snd] = gi_in
+                        snd_v[n_snd] = in_choice[gi_in]
+                        n_snd += 1
+                        out_done[o] = True
+                for k_snd in range(n_snd):
+                    i = snd_i[k_snd]
+                    v = snd_v[k_snd]
+                    o = alloc_o[r, i, v]
+                    in_done[i] = True
                     w = alloc_w[r, i, v]
                     pos = f_head[r, i, v]
                     pk = f_pkt[r, i, v, pos]
@@ -629,7 +662,6 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, SS, ST,
                             if h < eject_hist.shape[0]:
                                 eject_hist[h] += 1
                     in_ptr[r, i] = (v + 1) % V
-                    out_ptr[r, o] = (i + 1) % P
                     if seq == L - 1:
                         owner[r, o, w] = -1
                         alloc_o[r, i, v] = -1

@@ -113,6 +113,7 @@ class NetworkSim:
         self.pend_o = np.full((n, P * V), -1, dtype=np.int64)
         self.pend_w = np.full((n, P * V), -1, dtype=np.int64)
         self.nom = np.full((n, P), -1, dtype=np.int64)
+        self.gnt = np.full((n, P), -1, dtype=np.int64)      # sa_stages = 3: last cycle's SA grants
         self.in_ptr = np.zeros((n, P), dtype=np.int64)
         self.out_ptr = np.zeros((n, P), dtype=np.int64)
         self.sep_cnt = np.zeros((n, P, V), dtype=np.int64)
@@ -328,7 +329,7 @@ class NetworkSim:
                 self.cycle, t1, self.mode, self.R, p.vcs, p.depth, p.packet_flits, p.link_latency,
                 p.credit_latency, p.watchdog, self.vc_classes, p.alloc_iters, p.va_stages, p.sa_stages, p.st_stage, p.va_separable, p.va_choice_stage, self.nbr_r, self.nbr_p, self.cstep, self.vcls, self.crange, self.dist, self.nexthop, self.pen,
                 self.ep_first, self.ep_router, self.f_pkt, self.f_seq, self.f_head, self.f_cnt, self.alloc_o,
-                self.alloc_w, self.owner, self.credits, self.va_ptr, self.pend_o, self.pend_w, self.nom, self.in_ptr, self.out_ptr,
+                self.alloc_w, self.owner, self.credits, self.va_ptr, self.pend_o, self.pend_w, self.nom, self.gnt, self.in_ptr, self.out_ptr,
                 self.sep_cnt, self.sep_ptr, self.sep_pipe, self.ch_owner, self.ch_cred, self.ep_credit, self.ep_vc,
                 self.q_head, self.q_tail, self.q_sent, self.router_flits, self.pk_src, self.pk_dst, self.pk_ctime,
                 self.pk_hops, self.pk_inter, self.pk_phase, self.pk_decided, self.pk_next, self.pk_eseq,

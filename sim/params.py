@@ -30,7 +30,9 @@ class RouterParams:
     packet_id_bits: int = DEFAULTS["packet_id_bits"]  # the flit's packet id (low bits of the source's count)
     alloc_iters: int = DEFAULTS["alloc_iters"]      # switch-allocator iterations per cycle
     va_stages: int = DEFAULTS["va_stages"]          # VC allocation: 1 (choose + arbitrate), 2 (pipelined)
-    sa_stages: int = DEFAULTS["sa_stages"]          # switch allocation: 1, or 2 (input stage, then output stage)
+    # switch allocation: 1, 2 (input stage, then output stage), or 3 (the output stage's grant
+    # registered: the granted flit is sent in the cycle after)
+    sa_stages: int = DEFAULTS["sa_stages"]
     st_stage: int = DEFAULTS["st_stage"]            # 1: switch traversal in the cycle after SA
     # 1: separable pipelined VC allocation (each input port launches one request a cycle, a P:1
     # arbiter per output VC, registers at both ends of each crossing: 4 more cycles per allocation)
@@ -42,14 +44,14 @@ class RouterParams:
     def __post_init__(self):
         limits = {"vcs": (1, 64), "depth": (1, 1 << 16), "packet_flits": (1, 256), "link_latency": (1, 64),
                   "credit_latency": (1, 64), "watchdog": (10, 10**9), "payload_bits": (0, 4096), "packet_id_bits": (1, 32), "alloc_iters": (1, 8),
-                  "va_stages": (1, 2), "sa_stages": (1, 2), "st_stage": (0, 1), "va_separable": (0, 1),
+                  "va_stages": (1, 2), "sa_stages": (1, 3), "st_stage": (0, 1), "va_separable": (0, 1),
                   "va_choice_stage": (0, 1)}
         for key, (lo, hi) in limits.items():
             v = getattr(self, key)
             if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
                 raise ParameterError(f"{key}={v!r}: must be an integer in {lo}..{hi}")
-        if self.sa_stages == 2 and self.alloc_iters != 1:
-            raise ParameterError(f"alloc_iters={self.alloc_iters}: the two-stage switch allocator (sa_stages=2) "
+        if self.sa_stages > 1 and self.alloc_iters != 1:
+            raise ParameterError(f"alloc_iters={self.alloc_iters}: the pipelined switch allocator (sa_stages={self.sa_stages}) "
                                  "takes 1 iteration only")
 
     def as_dict(self) -> dict:

@@ -27,6 +27,7 @@ SPEC = "polarstar:q=2,supernode=complete,degree=0"       # 7 routers, 3 network 
 
 
 PIPELINED = {"va_stages": 2, "sa_stages": 2, "st_stage": 1}
+SA3 = {**PIPELINED, "sa_stages": 3}     # the switch allocator's grants registered too
 
 
 @pytest.mark.parametrize("routing,vcs,alloc_iters,vc_policy,spec,extra", [
@@ -48,7 +49,7 @@ PIPELINED = {"va_stages": 2, "sa_stages": 2, "st_stage": 1}
     # malformed flits of every kind: `dropped` (one counter of the routers' per-cycle drops)
     # must step with the model's drops in every cycle
     ("polarstar", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {"garbage": 12}),
-    ("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {"garbage": 12, **PIPELINED}),
+    ("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {"garbage": 12, **SA3}),
     # a reset in the middle of heavy traffic and garbage (flits in every buffer, link and
     # pipeline register): afterwards the network must behave as a fresh one, so no register
     # left without a reset (link and pipeline data, generator headers) may be read before it is
@@ -58,10 +59,10 @@ PIPELINED = {"va_stages": 2, "sa_stages": 2, "st_stage": 1}
     ("polarstar", 4, 1, "hops", SPEC, {"link_latency": 2, **PIPELINED, "garbage": 6, "reset_after": 120}),
     # the separable pipelined VC allocator (hdl/separable_va.py): alone, behind the two-stage
     # request register with registered links, garbage and a reset in the middle (there with the
-    # registered VC choice too: the 100 MHz target's configuration)
+    # registered VC choice and the three-stage switch allocator too: the 100 MHz target's configuration)
     ("min", 3, 2, "turns", "polarstar:q=2,supernode=iq,degree=0", {"va_separable": 1, "garbage": 8}),
     ("polarstar", 4, 1, "hops", SPEC,
-     {"link_latency": 2, "credit_latency": 2, **PIPELINED, "va_separable": 1, "va_choice_stage": 1, "garbage": 6,
+     {"link_latency": 2, "credit_latency": 2, **SA3, "va_separable": 1, "va_choice_stage": 1, "garbage": 6,
       "reset_after": 120})])
 def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, extra):
     net = build(spec)
