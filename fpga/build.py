@@ -126,7 +126,7 @@ def validate(cfg: FpgaConfig):
     _int("depth", cfg.depth, 2, 256)
     _int("flit-width", cfg.flit_width, 1, 1024)
     _int("va-stages", cfg.va_stages, 1, 2)
-    _int("sa-stages", cfg.sa_stages, 1, 2)
+    _int("sa-stages", cfg.sa_stages, 1, 3)
     _int("st-stage", cfg.st_stage, 0, 1)
     _int("va-separable", cfg.va_separable, 0, 1)
     _int("va-choice-stage", cfg.va_choice_stage, 0, 1)

@@ -35,8 +35,9 @@ def _wide_luts(p):
 def _router_options(p):
     p.add_argument("--va-stages", type=int, default=1, metavar="{1,2}",
                    help="VC allocation in one cycle (1, default) or pipelined over two (2; docs/microarchitecture.md)")
-    p.add_argument("--sa-stages", type=int, default=1, metavar="{1,2}",
-                   help="switch allocation in one cycle (1, default) or over two: input stage, then output stage (2)")
+    p.add_argument("--sa-stages", type=int, default=1, metavar="{1,2,3}",
+                   help="switch allocation in one cycle (1, default), over two: input stage, then output stage (2), "
+                        "or three: the output stage's grants registered, the flits sent in the next cycle (3)")
     p.add_argument("--st-stage", type=int, default=0, metavar="{0,1}",
                    help="1: switch traversal in the cycle after switch allocation (default 0)")
     p.add_argument("--va-separable", type=int, default=0, metavar="{0,1}",
@@ -143,7 +144,7 @@ def run(args) -> Result:
                 f"B={rep['depth']} W={rep['flit_width']} ({rep['flit_bits']}-bit {rep['flit']} flits, header {rep['header']}, "
                 f"{rep['packet_id_bits']}-bit packet ids)"
                 f"{', two-stage VA' if rep['va_stages'] == 2 else ''}"
-                f"{', two-stage SA' if rep['sa_stages'] == 2 else ''}{', ST stage' if rep['st_stage'] else ''}"
+                f"{', %s-stage SA' % ('two' if rep['sa_stages'] == 2 else 'three') if rep['sa_stages'] > 1 else ''}{', ST stage' if rep['st_stage'] else ''}"
                 f"{', separable VA' if rep['va_separable'] else ''}"
                 f"{', registered VC choice' if rep['va_choice_stage'] else ''}"
                 f"{', turn VC classes' if rep['vc_policy'] == 'turns' else ''}"
