@@ -1,7 +1,7 @@
 """Single-router co-simulation (one Verilator build of the PolarStar q=3 IQ d'=0 router, its id an input).
 
 * directed (tests/cocotb/router_bench.py), for the one-cycle router and the pipelined one
-  (`va_stages = 2`, `sa_stages = 2`, `st_stage = 1`): routes against routing_logic, timing, back-pressure,
+  (`va_stages = 2`, `sa_stages = 3`, `st_stage = 1`): routes against routing_logic, timing, back-pressure,
   credit exhaustion and return, VC contention, all ports busy, malformed flits;
 * router in the loop (tests/cocotb/loop_bench.py): the network is the `sim` model with one
   router replaced by the RTL; its ejection trace must equal the pure model's.
@@ -48,14 +48,15 @@ def build_router(va_stages: int, st_stage: int, sa_stages: int = 1):
     def make_verilog():
         return to_verilog(top.proto, "pstar_router"), {}
 
-    meta = harness.build(f"router-ps26-polarstar-va{va_stages}-st{st_stage}" + ("-sa2" if sa_stages == 2 else ""),
+    meta = harness.build(f"router-ps26-polarstar-va{va_stages}-st{st_stage}" + (f"-sa{sa_stages}" if sa_stages > 1 else ""),
                          f"router|{params}|header=all", make_verilog,
                          "pstar_router")
     return net, params, top, meta
 
 
-# the one-cycle router of the contract, and the pipelined one (two-stage VA and SA, switch traversal stage)
-@pytest.fixture(scope="module", params=[(1, 0, 1), (2, 1, 2)], ids=["va1-st0", "va2-sa2-st1"])
+# the one-cycle router of the contract, and the pipelined one (two-stage VA, three-stage SA, switch
+# traversal stage)
+@pytest.fixture(scope="module", params=[(1, 0, 1), (2, 1, 3)], ids=["va1-st0", "va2-sa3-st1"])
 def router_build(request):
     return build_router(*request.param)
 
@@ -98,7 +99,8 @@ full_only = tiers.full_only("one pipeline option alone")
 
 # stages: (va_stages, st_stage, sa_stages)
 @pytest.mark.parametrize("stages,router,load", [
-    ((1, 0, 1), ME, 0.7), ((1, 0, 1), 0, 0.9), ((1, 0, 1), 17, 0.5), ((2, 1, 2), 17, 0.9),
+    ((1, 0, 1), ME, 0.7), ((1, 0, 1), 0, 0.9), ((1, 0, 1), 17, 0.5), ((2, 1, 3), 17, 0.9),
+    pytest.param((2, 1, 2), 17, 0.9, marks=full_only),
     pytest.param((2, 0, 1), ME, 0.8, marks=full_only), pytest.param((1, 1, 1), 0, 0.8, marks=full_only),
     pytest.param((1, 0, 2), 17, 0.8, marks=full_only), pytest.param((2, 1, 1), 0, 0.9, marks=full_only)])
 def test_router_in_the_loop(stages, router, load, tmp_path):

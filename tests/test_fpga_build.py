@@ -80,6 +80,7 @@ def cli(argv, capsys):
     (["--board", "ulx3s-85f", "--header", "lean"], "--header: invalid choice: 'lean'"),
     (["--board", "ulx3s-85f", "--body-bram", "all"], "--body-bram: invalid choice: 'all'"),
     (["--board", "ulx3s-85f", "--va-separable", "2"], "va-separable=2: must be an integer in 0..1"),
+    (["--board", "ulx3s-85f", "--sa-stages", "4"], "sa-stages=4: must be an integer in 1..3"),
     (["--board", "ulx3s-85f", "--va-choice-stage", "2"], "va-choice-stage=2: must be an integer in 0..1"),
 ])
 def test_bad_options_are_one_line_errors(argv, needle, capsys):
@@ -151,6 +152,10 @@ def test_dry_run_reports_the_configuration(capsys):
     fast = json.loads(out)
     assert code == 0 and (fast["va_separable"], fast["va_choice_stage"]) == (1, 1) and rep["va_choice_stage"] == 0
     assert fast["build_dir"] != rep["build_dir"]
+    code, out, err = cli(["fpga", "build", "polarstar:q=3,supernode=iq,degree=0", "--board", "ulx3s-85f",
+                          "--sa-stages", "3", "--dry-run", "--json"], capsys)
+    sa3 = json.loads(out)
+    assert code == 0 and sa3["sa_stages"] == 3 and rep["sa_stages"] == 1 and sa3["build_dir"] != rep["build_dir"]
 
 
 def test_build_key_keeps_old_names_at_default_latencies():

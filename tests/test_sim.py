@@ -47,7 +47,7 @@ def check_trace(sim):
 def test_zero_load_latency_is_exact(ps104, hops_case):
     """One packet in an empty network: latency = 2h + L + 2 (docs/microarchitecture.md), one
     cycle more per router on the path (h + 1 of them) with the two-stage VC allocator, one more
-    with the two-stage switch allocator, one more with the switch traversal stage, and four more
+    with the two-stage switch allocator (two with three stages), one more with the switch traversal stage, and four more
     with the separable VC allocator; none with the registered VC choice (its state a cycle old is
     the same at zero load)."""
     net = ps104
