@@ -669,9 +669,12 @@ class Router(wiring.Component):
                 with m.Elif(rel):
                     m.d.sync += busy[o][w].eq(0)
 
-        # the carry chain of `dropped` starts at registers instead of after the switch allocator
-        # (the drop rule reads `sent`)
-        m.d.sync += self.drops.eq(sum(drop) + sum(overflow))
+        # each port's drop and overflow bit is registered where it is made, and `drops` (the last
+        # cycle's count) sums the registers: no adder tree gathers this cycle's bits from every
+        # port's logic across the chip (on the ECP5 that was the three-stage SA router's longest
+        # path), and the carry chain of `dropped` starts at registers
+        made = [_reg(m, b, f"drop_bit_{k}") for k, b in enumerate(drop + overflow)]
+        m.d.comb += self.drops.eq(sum(made))
         m.d.comb += self.dropped.eq(running_count(m, self.drops, "drop_count"))
         return m
 
