@@ -125,7 +125,8 @@ class RoundRobinArbiter(wiring.Component):
     ignored). The next mask is then the pick's `next_mask`, computed beside the grant instead of
     from it: the pointer's path is the pick's depth, not twice it. An arbiter between registers
     gains (on the ECP5-85F a 32-requester one goes from 107 to 143 MHz, 16 from 136 to 200;
-    benchmarks/bench_va_ceiling.py). The router does not use it: its VA arbiters sit inside the
+    benchmarks/bench_va_ceiling.py). The router's switch allocator uses it for its output
+    arbiters when it runs one iteration; its VA arbiters do not: they sit inside the
     request-grant loop, which sets their speed, and with it the target router lost about 3 MHz
     (docs/fpga.md, "100 MHz")."""
 

@@ -478,7 +478,10 @@ class Router(wiring.Component):
             m.submodules[f"sa_in_{i}"] = a
             in_arb.append(a)
         for o in range(P):
-            a = RoundRobinArbiter(P)
+            # with one iteration an output arbiter commits exactly its own grant: its next
+            # pointer is then computed beside the grant, not after it (own_commit), which the
+            # pipelined SA's output stage, between registers, gains most from
+            a = RoundRobinArbiter(P, own_commit=prm.alloc_iters == 1)
             m.submodules[f"sa_out_{o}"] = a
             out_arb.append(a)
 
