@@ -27,18 +27,22 @@ address compare) for that case. It is told so by the memory's `no_rw_check` attr
 reads Verilog, and by `BLOCK_RAM_YOSYS` (run after `read_rtlil`: Amaranth's RTLIL read port
 already says "old data on a collision", which the attribute does not undo) in the FPGA build.
 
+With `count_flags` = k > 0, `count_gt[v]` bit j is `count[v] > j` (j < k) from flip-flops kept
+beside the counter (`hdl.counter_flags`): what the switch allocator tests, without a compare.
+
 With `peek_width` > 0 each entry also keeps `w_peek` (a few flag bits) in a small memory of its
 own, and `peek[v]` reads them at the entry *after* VC v's front (meaningful when `count[v] >= 2`):
 the three-stage switch allocator asks whether the second flit of a VC is a tail.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Const, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from .checks import quiet_on_error
+from .counter_flags import above_flags
 from .gf import index2
 
 
@@ -54,7 +58,7 @@ class VCBuffer(wiring.Component):
 
     @quiet_on_error
     def __init__(self, vcs: int, depth: int, width: int, body_width: int = 0, body_sync: bool = False,
-                 body_block_bits: int = 0, peek_width: int = 0):
+                 body_block_bits: int = 0, peek_width: int = 0, count_flags: int = 0):
         for name, v in (("vcs", vcs), ("depth", depth), ("width", width)):
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"{name}={v!r}: must be a positive integer")
@@ -71,13 +75,18 @@ class VCBuffer(wiring.Component):
         if not isinstance(peek_width, int) or isinstance(peek_width, bool) or peek_width < 0:
             raise ValueError(f"peek_width={peek_width!r}: must be an integer >= 0")
         self.peek_width = peek_width
-        peek = {} if peek_width == 0 else {"w_peek": In(peek_width), "peek": Out(peek_width).array(vcs)}
+        if not isinstance(count_flags, int) or isinstance(count_flags, bool) or count_flags < 0:
+            raise ValueError(f"count_flags={count_flags!r}: must be an integer >= 0")
+        self.count_flags = count_flags
+        extra = {} if peek_width == 0 else {"w_peek": In(peek_width), "peek": Out(peek_width).array(vcs)}
+        if count_flags:
+            extra["count_gt"] = Out(count_flags).array(vcs)
         body = {} if body_width == 0 else {
             "w_body": In(body_width),
             "rd_vc": In(range(vcs)) if vcs > 1 else In(1),
             "rd_body": Out(body_width),
         }
-        super().__init__({**body, **peek,
+        super().__init__({**body, **extra,
             "w_valid": In(1),
             "w_vc": In(range(vcs)) if vcs > 1 else In(1),
             "w_data": In(width),
@@ -110,6 +119,9 @@ class VCBuffer(wiring.Component):
                 m.d.sync += self.count[v].eq(self.count[v] + 1)
             with m.Elif(pop & ~write):
                 m.d.sync += self.count[v].eq(self.count[v] - 1)
+            if self.count_flags:
+                flags = above_flags(m, self.count[v], write, pop, self.count_flags, f"count{v}")
+                m.d.comb += self.count_gt[v].eq(Cat(*flags))
         tails = [t for t in tail]
         tail_sel = Signal(range(B))
         for v in range(V):

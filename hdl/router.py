@@ -46,6 +46,7 @@ from .arbiter import RoundRobinArbiter, RoundRobinPick, lowest_set_bit, one_hot_
 from .buffer import VCBuffer
 from .checks import quiet_on_error
 from .crossbar import Crossbar, body_of, front_fields, split_layout
+from .counter_flags import above_flags, flags_for
 from .delay import delay_line
 from .delay import register as _reg
 from .gf import index2
@@ -259,6 +260,7 @@ class Router(wiring.Component):
         bufs = []
         fronts = []          # fronts[i][v]: entry View
         counts = []
+        count_gt = []
         overflow = []
         for i in range(P):
             valid, fl = fin[i]
@@ -284,7 +286,8 @@ class Router(wiring.Component):
             m.d.comb += body.eq(body_of(self.layout, stored, self.front_fields))
             # three-stage SA: whether the flit after a VC's front is a tail
             buf = VCBuffer(V, B, entry.size, body_bits, body_sync=bool(prm.st_stage),
-                           body_block_bits=self.body_block_bits, peek_width=int(prm.sa_stages == 3))
+                           body_block_bits=self.body_block_bits, peek_width=int(prm.sa_stages == 3),
+                           count_flags=prm.sa_stages)
             m.submodules[f"buf{i}"] = buf
             m.d.comb += [buf.w_valid.eq(valid), buf.w_data.eq(ent.as_value()), buf.w_body.eq(body)]
             if prm.sa_stages == 3:
@@ -294,6 +297,7 @@ class Router(wiring.Component):
             bufs.append(buf)
             fronts.append([data.View(entry, buf.front[v]) for v in range(V)])
             counts.append([buf.count[v] for v in range(V)])
+            count_gt.append([buf.count_gt[v] for v in range(V)])     # count > 0, > 1, ... (flags)
             overflow.append(buf.overflow)
 
         # ---- state ------------------------------------------------------------------------
@@ -303,6 +307,7 @@ class Router(wiring.Component):
         alloc_w = [[Signal(wb, name=f"alloc_w_{i}_{v}") for v in range(V)] for i in range(P)]
         busy = [[Signal(name=f"busy_{o}_{w}") for w in range(V)] for o in range(P)]
         credits = self.credit_counters
+        credit_flags = [[flags_for(credits[o][w], prm.sa_stages, f"credits_{o}_{w}") for w in range(V)] for o in range(R)]
 
         # ---- RC/VA: each input VC picks its best free candidate ---------------------------
         kb = max(1, (B + (1 << pb) - 1).bit_length())           # key = occupancy + priority
@@ -366,7 +371,7 @@ class Router(wiring.Component):
                 fr = fronts[i][v]
                 fl = fr.flit
                 wants = Signal(name=f"wants_{i}_{v}")
-                m.d.comb += wants.eq((counts[i][v] > 0) & ~alloc_valid[i][v] & fl.head & ~fr.bad)
+                m.d.comb += wants.eq(count_gt[i][v][0] & ~alloc_valid[i][v] & fl.head & ~fr.bad)
                 leaves = []
                 for o in range(R):
                     cls = next_class(iv, o)
@@ -440,17 +445,20 @@ class Router(wiring.Component):
             m.d.comb += po.eq(Cat(*[Cat(*[alloc_oh[iv][k] for k, (o2, _) in enumerate(ovcs_of[iv]) if o2 == o]).any()
                                     for o in range(P)]))
             port_oh.append(po)
-        has_credit = [[(credits[o][w] != 0) if o < R else Const(1, 1) for w in range(V)] for o in range(P)]
+        # credits > 0 (> 1, > 2 for the pipelined SA's spares) of each network output VC, as flags
+        # kept beside the counters (hdl.counter_flags): the input stage reads flip-flops
+        cred_gt = [[credit_flags[o][w] if o < R else [Const(1, 1)] * prm.sa_stages for w in range(V)] for o in range(P)]
+        has_credit = [[cred_gt[o][w][0] for w in range(V)] for o in range(P)]
         elig = [[Signal(name=f"elig_{i}_{v}") for v in range(V)] for i in range(P)]
         if prm.sa_stages >= 2:
             # last cycle's nomination per input port (one-hot VC, one-hot output port)
             nom = [Signal(V, name=f"sa_nom_{i}") for i in range(P)]
             nom_port = [Signal(P, name=f"sa_nom_port_{i}") for i in range(P)]
-            spare = [[(credits[o][w] > 1) if o < R else Const(1, 1) for w in range(V)] for o in range(P)]
+            spare = [[cred_gt[o][w][1] for w in range(V)] for o in range(P)]
         if prm.sa_stages == 3:
             # last cycle's grant per input port (one-hot VC): the flit it sends in this cycle
             gnt = [Signal(V, name=f"sa_gnt_{i}") for i in range(P)]
-            spare2 = [[(credits[o][w] > 2) if o < R else Const(1, 1) for w in range(V)] for o in range(P)]
+            spare2 = [[cred_gt[o][w][2] for w in range(V)] for o in range(P)]
         for i in range(P):
             for v in range(V):
                 iv = i * V + v
@@ -462,15 +470,15 @@ class Router(wiring.Component):
                     # front, then the next) may be its tail, so a nomination is still eligible
                     # when it sends
                     spare_ok = held_is(iv, spare)
-                    one = (counts[i][v] > 1) & spare_ok & ~fronts[i][v].flit.tail
+                    one = count_gt[i][v][1] & spare_ok & ~fronts[i][v].flit.tail
                     if prm.sa_stages == 3:
-                        two = (counts[i][v] > 2) & held_is(iv, spare2) & ~fronts[i][v].flit.tail & ~bufs[i].peek[v]
-                        ok = Mux(nom[i][v] & gnt[i][v], two, Mux(nom[i][v] | gnt[i][v], one, (counts[i][v] > 0) & credit_ok))
+                        two = count_gt[i][v][2] & held_is(iv, spare2) & ~fronts[i][v].flit.tail & ~bufs[i].peek[v]
+                        ok = Mux(nom[i][v] & gnt[i][v], two, Mux(nom[i][v] | gnt[i][v], one, count_gt[i][v][0] & credit_ok))
                     else:
-                        ok = Mux(nom[i][v], one, (counts[i][v] > 0) & credit_ok)
+                        ok = Mux(nom[i][v], one, count_gt[i][v][0] & credit_ok)
                     m.d.comb += elig[i][v].eq(alloc_valid[i][v] & ok)
                 else:
-                    m.d.comb += elig[i][v].eq(alloc_valid[i][v] & (counts[i][v] > 0) & credit_ok)
+                    m.d.comb += elig[i][v].eq(alloc_valid[i][v] & count_gt[i][v][0] & credit_ok)
         in_arb = []
         out_arb = []
         for i in range(P):
@@ -631,13 +639,14 @@ class Router(wiring.Component):
                     m.d.sync += credits[o][w].eq(credits[o][w] - 1)
                 with m.Elif(inc & ~dec):
                     m.d.sync += credits[o][w].eq(credits[o][w] + 1)
+                above_flags(m, credits[o][w], inc, dec, prm.sa_stages, "", credit_flags[o][w])
 
         # ---- malformed flits: dropped when the port sends nothing ----------------------------
         drop = []
         drop_v = []
         for i in range(P):
             mal = Signal(V, name=f"malformed_{i}")
-            m.d.comb += mal.eq(Cat(*[(counts[i][v] > 0) & Mux(fronts[i][v].flit.head, fronts[i][v].bad,
+            m.d.comb += mal.eq(Cat(*[count_gt[i][v][0] & Mux(fronts[i][v].flit.head, fronts[i][v].bad,
                                                                  ~alloc_valid[i][v]) for v in range(V)]))
             low = Signal(V, name=f"mal_low_{i}")
             m.d.comb += low.eq(lowest_set_bit(mal, V))

@@ -1,0 +1,36 @@
+"""Registered threshold flags of an up/down counter: `counter > j` for j < k, kept in flip-flops
+beside the counter instead of compared after it.
+
+The switch allocator's input stage reads "has a flit", "has a flit to spare" (and, with three SA
+stages, two) of every input VC and the same of the credits of every output VC. Compared after the
+counters, those tests are a logic level on the input stage's path, the longest of the three-stage
+SA router on the ECP5 (docs/fpga.md); kept as flags they start at registers. The flags move with
+the counter: on +1 flag j takes flag j - 1 (1 for j = 0), on -1 flag j + 1 (for the last one, the
+compare `counter > k`, off the read path). The same values as the compares in every cycle, so
+nothing in the contract changes.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Module, Signal
+
+
+def flags_for(counter: Signal, k: int, name: str) -> list[Signal]:
+    """The k flag registers of `counter` (f[j] = counter > j), at its init value; `above_flags`
+    drives them (separate, so that logic read before the counter's update is built can use them)."""
+    return [Signal(name=f"{name}_gt{j}", init=int(counter.init > j)) for j in range(k)]
+
+
+def above_flags(m: Module, counter: Signal, up, down, k: int, name: str, flags: list[Signal] | None = None) -> list[Signal]:
+    """Flags f[j] = (counter > j), j = 0..k-1, of `counter`, which the caller steps by +1 when
+    `up & ~down` and by -1 when `down & ~up` (and otherwise keeps), from its init value. `flags`:
+    registers made beforehand by `flags_for`, else new ones."""
+    if flags is None:
+        flags = flags_for(counter, k, name)
+    with m.If(up & ~down):
+        m.d.sync += [flags[j].eq(flags[j - 1] if j else 1) for j in range(k)]
+    with m.Elif(down & ~up):
+        m.d.sync += [flags[j].eq(flags[j + 1] if j + 1 < k else counter > k) for j in range(k)]
+    return flags
+
+
+__all__ = ["above_flags", "flags_for"]
