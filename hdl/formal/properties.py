@@ -23,12 +23,14 @@ from ..buffer import VCBuffer
 
 def fifo_harness(vcs: int = 2, depth: int = 3, width: int = 3, buffer_cls=VCBuffer):
     m = Module()
-    m.submodules.dut = dut = buffer_cls(vcs, depth, width)
+    # every count flag (count > j, kept beside the counter) and the peek at the entry after the
+    # front (here the low bit of each flit)
+    m.submodules.dut = dut = buffer_cls(vcs, depth, width, count_flags=depth, peek_width=1)
     w_valid, pop = Signal(), Signal()
     w_vc, pop_vc = Signal(range(vcs)), Signal(range(vcs))
     w_data = Signal(width)
     m.d.comb += [dut.w_valid.eq(w_valid), dut.w_vc.eq(w_vc), dut.w_data.eq(w_data),
-                 dut.pop.eq(pop), dut.pop_vc.eq(pop_vc)]
+                 dut.pop.eq(pop), dut.pop_vc.eq(pop_vc), dut.w_peek.eq(w_data[0])]
     m.d.comb += [Assume(w_vc < vcs), Assume(pop_vc < vcs)]
     full_any = Signal()
     for v in range(vcs):
@@ -44,8 +46,12 @@ def fifo_harness(vcs: int = 2, depth: int = 3, width: int = 3, buffer_cls=VCBuff
             m.d.sync += ent[k].eq(Mux(wr & (slot == k), w_data, kept))
         m.d.sync += cnt.eq(cnt + wr - pp)
         m.d.comb += [Assert(dut.count[v] == cnt), Assert(dut.count[v] <= depth)]
+        m.d.comb += [Assert(dut.count_gt[v][j] == (cnt > j)) for j in range(depth)]
         with m.If(cnt > 0):
             m.d.comb += Assert(dut.front[v] == ent[0])
+        if depth > 1:
+            with m.If(cnt > 1):
+                m.d.comb += Assert(dut.peek[v] == ent[1][0])
         with m.If(w_vc == v):
             m.d.comb += full_any.eq(cnt == depth)
     m.d.comb += Assert(dut.overflow == (w_valid & full_any))
