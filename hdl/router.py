@@ -42,7 +42,7 @@ from amaranth.lib.wiring import In, Out
 from sim.flit import HOPS_BITS, bits_for
 from sim.params import RouterParams
 
-from .arbiter import RoundRobinArbiter, RoundRobinPick, lowest_set_bit, one_hot_index
+from .arbiter import RoundRobinArbiter, RoundRobinPick, lowest_set_bit, one_hot_index, one_hot_select
 from .buffer import VCBuffer
 from .checks import quiet_on_error
 from .crossbar import Crossbar, body_of, front_fields, split_layout
@@ -339,6 +339,28 @@ class Router(wiring.Component):
                 level += 1
             return leaves[0]
 
+        def argmin_flat(leaves, name):
+            """argmin's answer (valid, o, w) from every pair compared at once: leaf a wins if
+            valid, below every valid earlier leaf and not above any valid later one, and the
+            winner's (o, w) is an AND-OR of one-hot bits. Two comparator levels and a select
+            instead of a comparator and a multiplexer per tree level: the input VCs' choice over
+            the ports, whose tree was the longest path of the three-stage SA router on the ECP5."""
+            win = []
+            for a, (va, ka, _, _) in enumerate(leaves):
+                terms = [va]
+                for b, (vb, kb_, _, _) in enumerate(leaves):
+                    if b != a:
+                        terms.append(~vb | ((ka < kb_) if b < a else (ka <= kb_)))
+                w_ = Signal(name=f"{name}_win{a}")
+                m.d.comb += w_.eq(Cat(*terms).all())
+                win.append(w_)
+            nv = Signal(name=f"{name}_v")
+            no = Signal(ob, name=f"{name}_o")
+            nw = Signal(wb, name=f"{name}_w")
+            m.d.comb += [nv.eq(Cat(*win).any()), no.eq(one_hot_select(Cat(*win), [x[2] for x in leaves])),
+                         nw.eq(one_hot_select(Cat(*win), [x[3] for x in leaves]))]
+            return nv, no, nw
+
         # VA, stage 1 (shared by all input VCs): per network output o and class c, the free VC of
         # class c with the least occupancy (ties to the lowest VC). The priority is per port, so
         # an input VC's best (o, w) is then the best port over these R winners: the same choice
@@ -377,7 +399,7 @@ class Router(wiring.Component):
                     cls = next_class(iv, o)
                     key = best_k[o][cls] + (fr.prio[o] if pb else 0)
                     leaves.append((fr.mask[o] & best_v[o][cls], key, Const(o, ob), best_w[o][cls]))
-                nv, _, no, nw = argmin(leaves, f"va_{i}_{v}")
+                nv, no, nw = argmin_flat(leaves, f"va_{i}_{v}")
                 # ejection: the lowest free VC of local port R + dst_ep
                 free = Signal(V, name=f"lfree_{i}_{v}")
                 if p > 1:
