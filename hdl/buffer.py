@@ -42,7 +42,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from .checks import quiet_on_error
-from .counter_flags import above_flags
+from .counter_flags import above_flags, flags_for
 from .gf import index2
 
 
@@ -120,7 +120,8 @@ class VCBuffer(wiring.Component):
             with m.Elif(pop & ~write):
                 m.d.sync += self.count[v].eq(self.count[v] - 1)
             if self.count_flags:
-                flags = above_flags(m, self.count[v], write, pop, self.count_flags, f"count{v}")
+                flags = flags_for(self.count[v], self.count_flags, f"count{v}")
+                above_flags(m, self.count[v], write, pop, flags)
                 m.d.comb += self.count_gt[v].eq(Cat(*flags))
         tails = [t for t in tail]
         tail_sel = Signal(range(B))

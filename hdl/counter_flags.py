@@ -16,21 +16,18 @@ from amaranth.hdl import Module, Signal
 
 def flags_for(counter: Signal, k: int, name: str) -> list[Signal]:
     """The k flag registers of `counter` (f[j] = counter > j), at its init value; `above_flags`
-    drives them (separate, so that logic read before the counter's update is built can use them)."""
+    drives them (separate, so that logic built before the counter's update can read them)."""
     return [Signal(name=f"{name}_gt{j}", init=int(counter.init > j)) for j in range(k)]
 
 
-def above_flags(m: Module, counter: Signal, up, down, k: int, name: str, flags: list[Signal] | None = None) -> list[Signal]:
-    """Flags f[j] = (counter > j), j = 0..k-1, of `counter`, which the caller steps by +1 when
-    `up & ~down` and by -1 when `down & ~up` (and otherwise keeps), from its init value. `flags`:
-    registers made beforehand by `flags_for`, else new ones."""
-    if flags is None:
-        flags = flags_for(counter, k, name)
+def above_flags(m: Module, counter: Signal, up, down, flags: list[Signal]):
+    """Drive `flags` (from `flags_for`) so that flags[j] = (counter > j) in every cycle, for a
+    `counter` the caller steps by +1 when `up & ~down` and by -1 when `down & ~up`."""
+    k = len(flags)
     with m.If(up & ~down):
         m.d.sync += [flags[j].eq(flags[j - 1] if j else 1) for j in range(k)]
     with m.Elif(down & ~up):
         m.d.sync += [flags[j].eq(flags[j + 1] if j + 1 < k else counter > k) for j in range(k)]
-    return flags
 
 
 __all__ = ["above_flags", "flags_for"]

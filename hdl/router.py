@@ -259,7 +259,6 @@ class Router(wiring.Component):
         # ---- route computation at arrival, input buffers ----------------------------------
         bufs = []
         fronts = []          # fronts[i][v]: entry View
-        counts = []
         count_gt = []
         overflow = []
         for i in range(P):
@@ -296,7 +295,6 @@ class Router(wiring.Component):
                 m.d.comb += buf.w_vc.eq(fl.vc)
             bufs.append(buf)
             fronts.append([data.View(entry, buf.front[v]) for v in range(V)])
-            counts.append([buf.count[v] for v in range(V)])
             count_gt.append([buf.count_gt[v] for v in range(V)])     # count > 0, > 1, ... (flags)
             overflow.append(buf.overflow)
 
@@ -661,7 +659,7 @@ class Router(wiring.Component):
                     m.d.sync += credits[o][w].eq(credits[o][w] - 1)
                 with m.Elif(inc & ~dec):
                     m.d.sync += credits[o][w].eq(credits[o][w] + 1)
-                above_flags(m, credits[o][w], inc, dec, prm.sa_stages, "", credit_flags[o][w])
+                above_flags(m, credits[o][w], inc, dec, credit_flags[o][w])
 
         # ---- malformed flits: dropped when the port sends nothing ----------------------------
         drop = []
