@@ -106,22 +106,48 @@ class VCBuffer(wiring.Component):
         tail = [Signal(range(B), name=f"tail{v}") for v in range(V)]
         wvc = self.w_vc if V > 1 else Const(0, 1)
         pvc = self.pop_vc if V > 1 else 0
+        # the front of every VC, and the peek bits of the entry after it, are registers (the
+        # consumers' paths start at flip-flops, not at a LUTRAM read behind a head pointer): each
+        # takes, at the edge that changes it, the memory's entry after the old front (read at a
+        # registered address) or the flit being written, whichever the FIFO then holds there
+        after1 = [Signal(range(B), init=1 % B, name=f"after1_{v}") for v in range(V)]    # head + 1
+        after2 = [Signal(range(B), init=2 % B, name=f"after2_{v}") for v in range(V)]    # head + 2
+        front = [Signal(self.width, name=f"front{v}") for v in range(V)]
+        peek = [Signal(self.peek_width, name=f"peek{v}") for v in range(V)] if self.peek_width else None
+        if self.peek_width:
+            m.submodules.peek_mem = pmem = Memory(shape=self.peek_width, depth=V * B, init=[])
+        writes, pops = [], []
         for v in range(V):
-            rp = mem.read_port(domain="comb")
-            m.d.comb += [rp.addr.eq(index2(Const(v, range(V)), head[v], B)), self.front[v].eq(rp.data)]
-            write = self.w_valid & (wvc == v) & (self.count[v] < B + self._slack)
-            pop = self.pop & (pvc == v) & (self.count[v] > 0)
+            count = self.count[v]
+            write = self.w_valid & (wvc == v) & (count < B + self._slack)
+            pop = self.pop & (pvc == v) & (count > 0)
+            writes.append(write)
+            pops.append(pop)
             with m.If(write):
                 m.d.sync += tail[v].eq(Mux(tail[v] == B - 1, 0, tail[v] + 1))
             with m.If(pop):
-                m.d.sync += head[v].eq(Mux(head[v] == B - 1, 0, head[v] + 1))
+                m.d.sync += [head[v].eq(after1[v]), after1[v].eq(after2[v]),
+                             after2[v].eq(Mux(after2[v] == B - 1, 0, after2[v] + 1))]
             with m.If(write & ~pop):
-                m.d.sync += self.count[v].eq(self.count[v] + 1)
+                m.d.sync += count.eq(count + 1)
             with m.Elif(pop & ~write):
-                m.d.sync += self.count[v].eq(self.count[v] - 1)
+                m.d.sync += count.eq(count - 1)
+            rp = mem.read_port(domain="comb")
+            m.d.comb += [rp.addr.eq(index2(Const(v, range(V)), after1[v], B)), self.front[v].eq(front[v])]
+            with m.If(pop):
+                m.d.sync += front[v].eq(Mux(count > 1, rp.data, self.w_data))
+            with m.Elif(count == 0):
+                m.d.sync += front[v].eq(self.w_data)
+            if self.peek_width:
+                pp = pmem.read_port(domain="comb")
+                m.d.comb += [pp.addr.eq(index2(Const(v, range(V)), after2[v], B)), self.peek[v].eq(peek[v])]
+                with m.If(pop):
+                    m.d.sync += peek[v].eq(Mux(count > 2, pp.data, self.w_peek))
+                with m.Elif(count < 2):
+                    m.d.sync += peek[v].eq(self.w_peek)
             if self.count_flags:
-                flags = flags_for(self.count[v], self.count_flags, f"count{v}")
-                above_flags(m, self.count[v], write, pop, flags)
+                flags = flags_for(count, self.count_flags, f"count{v}")
+                above_flags(m, count, write, pop, flags)
                 m.d.comb += self.count_gt[v].eq(Cat(*flags))
         tails = [t for t in tail]
         tail_sel = Signal(range(B))
@@ -139,13 +165,8 @@ class VCBuffer(wiring.Component):
             self.overflow.eq(self.w_valid & full),
         ]
         if self.peek_width:
-            m.submodules.peek_mem = pmem = Memory(shape=self.peek_width, depth=V * B, init=[])
             pw = pmem.write_port()
             m.d.comb += [pw.addr.eq(wp.addr), pw.data.eq(self.w_peek), pw.en.eq(wp.en)]
-            for v in range(V):
-                rp = pmem.read_port(domain="comb")
-                nxt = Mux(head[v] == B - 1, 0, head[v] + 1)
-                m.d.comb += [rp.addr.eq(index2(Const(v, range(V)), nxt, B)), self.peek[v].eq(rp.data)]
         if self.body_width:
             rvc = self.rd_vc if V > 1 else Const(0, 1)
             head_sel = Signal(range(B))

@@ -585,7 +585,7 @@ class Router(wiring.Component):
             # the output stage's grants are registered: the granted flits are sent (popped,
             # their credits taken, their output VCs freed, read and switched) in the next cycle,
             # so the arbiters' paths end at registers and the sends start at them
-            m.d.sync += [gnt[i].eq(Mux(sent[i], sent_oh[i], 0)) for i in range(P)]
+            m.d.sync += [gnt[i].eq(sent_oh[i]) for i in range(P)]      # 0 when nothing was granted
             sent = [gnt[i].any() for i in range(P)]
             sent_oh = gnt
             out_valid = [_reg(m, out_valid[o], f"sa_sent_valid_{o}") for o in range(P)]
