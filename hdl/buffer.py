@@ -1,9 +1,10 @@
 """Input buffer of one router port: `V` virtual channels, each a FIFO of `B` entries.
 
-One memory of V·B entries (VC v owns entries v·B .. v·B+B-1), one write per cycle (the link
-delivers at most one flit per cycle per port), the front entry of every VC readable at once
-(combinationally, for route selection and switch allocation), and at most one pop per cycle
-(the switch allocator sends at most one flit per input port). A write to a full VC cannot happen
+A memory of B entries per VC, one write per cycle (the link delivers at most one flit per cycle
+per port), the front entry of every VC readable at once (for route selection and switch
+allocation: `front[v]` is a register, loaded from the memory's entry after the old front or from
+the flit written, so its readers start at flip-flops; cycle for cycle the FIFO it always was), and
+at most one pop per cycle (the switch allocator sends at most one flit per input port). A write to a full VC cannot happen
 under credit flow control; if it does, the entry is discarded and `overflow` pulses.
 
 With `body_width` > 0 each entry has a second part, the body, in a memory of its own with a single
@@ -100,8 +101,6 @@ class VCBuffer(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         V, B = self.vcs, self.depth
-        m.submodules.mem = mem = Memory(shape=self.width, depth=V * B, init=[])
-        wp = mem.write_port()
         head = [Signal(range(B), name=f"head{v}") for v in range(V)]
         tail = [Signal(range(B), name=f"tail{v}") for v in range(V)]
         wvc = self.w_vc if V > 1 else Const(0, 1)
@@ -109,20 +108,17 @@ class VCBuffer(wiring.Component):
         # the front of every VC, and the peek bits of the entry after it, are registers (the
         # consumers' paths start at flip-flops, not at a LUTRAM read behind a head pointer): each
         # takes, at the edge that changes it, the memory's entry after the old front (read at a
-        # registered address) or the flit being written, whichever the FIFO then holds there
+        # registered address) or the flit being written, whichever the FIFO then holds there.
+        # One memory per VC: with one shared memory Yosys merges the VCs' read ports into one
+        # (only one VC pops per cycle) and puts the pop logic in front of its address
         after1 = [Signal(range(B), init=1 % B, name=f"after1_{v}") for v in range(V)]    # head + 1
         after2 = [Signal(range(B), init=2 % B, name=f"after2_{v}") for v in range(V)]    # head + 2
         front = [Signal(self.width, name=f"front{v}") for v in range(V)]
         peek = [Signal(self.peek_width, name=f"peek{v}") for v in range(V)] if self.peek_width else None
-        if self.peek_width:
-            m.submodules.peek_mem = pmem = Memory(shape=self.peek_width, depth=V * B, init=[])
-        writes, pops = [], []
         for v in range(V):
             count = self.count[v]
             write = self.w_valid & (wvc == v) & (count < B + self._slack)
             pop = self.pop & (pvc == v) & (count > 0)
-            writes.append(write)
-            pops.append(pop)
             with m.If(write):
                 m.d.sync += tail[v].eq(Mux(tail[v] == B - 1, 0, tail[v] + 1))
             with m.If(pop):
@@ -132,15 +128,19 @@ class VCBuffer(wiring.Component):
                 m.d.sync += count.eq(count + 1)
             with m.Elif(pop & ~write):
                 m.d.sync += count.eq(count - 1)
-            rp = mem.read_port(domain="comb")
-            m.d.comb += [rp.addr.eq(index2(Const(v, range(V)), after1[v], B)), self.front[v].eq(front[v])]
+            m.submodules[f"mem{v}"] = mem = Memory(shape=self.width, depth=B, init=[])
+            wp, rp = mem.write_port(), mem.read_port(domain="comb")
+            m.d.comb += [wp.addr.eq(tail[v]), wp.data.eq(self.w_data), wp.en.eq(write),
+                         rp.addr.eq(after1[v]), self.front[v].eq(front[v])]
             with m.If(pop):
                 m.d.sync += front[v].eq(Mux(count > 1, rp.data, self.w_data))
             with m.Elif(count == 0):
                 m.d.sync += front[v].eq(self.w_data)
             if self.peek_width:
-                pp = pmem.read_port(domain="comb")
-                m.d.comb += [pp.addr.eq(index2(Const(v, range(V)), after2[v], B)), self.peek[v].eq(peek[v])]
+                m.submodules[f"peek_mem{v}"] = pmem = Memory(shape=self.peek_width, depth=B, init=[])
+                pw, pp = pmem.write_port(), pmem.read_port(domain="comb")
+                m.d.comb += [pw.addr.eq(tail[v]), pw.data.eq(self.w_peek), pw.en.eq(write),
+                             pp.addr.eq(after2[v]), self.peek[v].eq(peek[v])]
                 with m.If(pop):
                     m.d.sync += peek[v].eq(Mux(count > 2, pp.data, self.w_peek))
                 with m.Elif(count < 2):
@@ -158,15 +158,8 @@ class VCBuffer(wiring.Component):
         for v in range(V):
             with m.If(wvc == v):
                 m.d.comb += full.eq(self.count[v] == B + self._slack)
-        m.d.comb += [
-            wp.addr.eq(index2(wvc, tail_sel, B)),
-            wp.data.eq(self.w_data),
-            wp.en.eq(self.w_valid & ~full),
-            self.overflow.eq(self.w_valid & full),
-        ]
-        if self.peek_width:
-            pw = pmem.write_port()
-            m.d.comb += [pw.addr.eq(wp.addr), pw.data.eq(self.w_peek), pw.en.eq(wp.en)]
+        waddr = Signal(range(V * B), name="w_addr")       # the body memories' write address
+        m.d.comb += [waddr.eq(index2(wvc, tail_sel, B)), self.overflow.eq(self.w_valid & full)]
         if self.body_width:
             rvc = self.rd_vc if V > 1 else Const(0, 1)
             head_sel = Signal(range(B))
@@ -189,7 +182,7 @@ class VCBuffer(wiring.Component):
                 mem = Memory(shape=hi - lo, depth=V * B, init=[], attrs=attrs)
                 m.submodules[name] = mem
                 bw = mem.write_port()
-                m.d.comb += [bw.addr.eq(wp.addr), bw.data.eq(self.w_body[lo:hi]), bw.en.eq(wp.en)]
+                m.d.comb += [bw.addr.eq(waddr), bw.data.eq(self.w_body[lo:hi]), bw.en.eq(self.w_valid & ~full)]
                 if attrs:
                     rp = mem.read_port(domain="sync")          # its address register is the RAM's
                     m.d.comb += rp.addr.eq(addr)
