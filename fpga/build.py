@@ -311,6 +311,25 @@ def source_commit(root: pathlib.Path | None = None) -> str | None:
     return head + ("-dirty" if changed else "")
 
 
+def _census_of(out_dir: pathlib.Path, env: dict, log_path: pathlib.Path, prog, count: int, t_start: float,
+               commit) -> dict:
+    """Synthesis alone (the build script's Yosys line), then the timing census of its netlist."""
+    from .logic_depth import census
+    with open(log_path, "w") as log:
+        prog.set("synthesizing (Yosys)")
+        proc = subprocess.run([env["YOSYS"], "-q", "-l", "top.rpt", "top.ys"], cwd=out_dir, env=env, stdout=log,
+                              stderr=subprocess.STDOUT)
+    prog.close()
+    if proc.returncode != 0 or not (out_dir / "top.json").exists():
+        raise ParameterError(f"{diagnose(out_dir, 'top')} (log: {log_path})")
+    groups = census(str(out_dir / "top.json"))
+    return {"census": [{"register": e.name, "estimate_ns": round(e.arrival_ns, 2), "bits": e.bits,
+                        "cells": len(e.path) - 2, "from": e.path[0][0]} for e in groups[:count]],
+            "endpoints_over_10ns": sum(e.bits for e in groups if e.arrival_ns > 10.0),
+            "seconds": round(time.monotonic() - t_start, 1), "build_dir": str(out_dir), "log": str(log_path),
+            "commit": commit}
+
+
 def default_build_dir(cfg: FpgaConfig) -> pathlib.Path:
     return pathlib.Path("build") / "fpga" / f"{cfg.board}-{cfg.design}-{cfg.key()}"
 
@@ -322,10 +341,16 @@ def pipeline_report(params, vc_policy: str) -> dict:
             "packet_id_bits": params.packet_id_bits}
 
 
-def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False) -> dict:
+def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False, census: int = 0) -> dict:
     """Build `cfg` to a bitstream and return its figures; `dry_run` only checks the options and
-    returns what would be built."""
+    returns what would be built; `census` > 0 stops after synthesis and returns the estimated
+    worst paths of that many register groups (`fpga.logic_depth`), in minutes instead of a
+    place and route (ECP5 only; its own build directory, `<default>-census`)."""
     board, net, params, freq, routing = validate(cfg)
+    if not isinstance(census, int) or isinstance(census, bool) or census < 0:
+        raise ParameterError(f"census={census!r}: must be an integer >= 0 (register groups to list)")
+    if census and board.family != "ecp5":
+        raise ParameterError(f"census: an ECP5 estimate (fpga.logic_depth); {board.name} is {board.family}")
     if dry_run:
         from hdl.network import carried_fields
         from sim.flit import flit_layout
@@ -342,6 +367,8 @@ def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False) -> dict
                 **({"id_input": cfg.id_input} if cfg.design == "unit" else {})}
     env = tool_env(board.family)        # the tools are there, before anything is written
     out_dir = pathlib.Path(cfg.build_dir) if cfg.build_dir else default_build_dir(cfg)
+    if census and not cfg.build_dir:
+        out_dir = out_dir.with_name(out_dir.name + "-census")
     out_dir.mkdir(parents=True, exist_ok=True)
     # the directory is named by the options, not the RTL: a second build of the same options while
     # one runs would delete and overwrite the files the first one's tools are using
@@ -353,13 +380,13 @@ def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False) -> dict
         raise ParameterError(f"build-dir: {out_dir} is in use by another build of the same options; "
                              "wait for it or give --build-dir") from None
     try:
-        return _build_in(cfg, out_dir, env, board, net, params, freq, routing, progress)
+        return _build_in(cfg, out_dir, env, board, net, params, freq, routing, progress, census)
     finally:
         lock.close()
 
 
 def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, params, freq, routing,
-              progress) -> dict:
+              progress, census: int = 0) -> dict:
     for stale in ("report.json", "top.json", "top.tim", "top.config", "top.asc", "top.bit", "top.bin"):
         (out_dir / stale).unlink(missing_ok=True)
     log_path = out_dir / "build.log"
@@ -381,6 +408,8 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
     t_elab = time.monotonic() - t_start
     packed = "top.config" if board.family == "ecp5" else "top.asc"
     bitstream = "top.bit" if board.family == "ecp5" else "top.bin"
+    if census:
+        return _census_of(out_dir, env, log_path, prog, census, t_start, commit)
     with open(log_path, "w") as log:
         proc = subprocess.Popen(["sh", "build_top.sh"], cwd=out_dir, env=env, stdout=log, stderr=subprocess.STDOUT)
         stages = [("top.json", "synthesizing (Yosys)"), (packed, "placing and routing (nextpnr)"),

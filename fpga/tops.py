@@ -291,7 +291,11 @@ class RouterTrafficTop(_TrafficTop):
             g, c = self.generators[i], self.checkers[i]
             if g is not None:
                 wiring.connect(m, g.flit, rt.flit_in[i])
-                m.d.comb += [g.credit.valid.eq(rt.credit_out[i].valid), g.credit.payload.eq(rt.credit_out[i].payload)]
+                # the credit's way back takes credit_latency - 1 registers, as in a network (the
+                # upstream router's input registers, or hdl.network's on an endpoint's link)
+                cv, cd = delay_line(m, rt.credit_out[i].valid, rt.credit_out[i].payload,
+                                    self.params.credit_latency - 1, f"cr{i}")
+                m.d.comb += [g.credit.valid.eq(cv), g.credit.payload.eq(cd)]
             m.d.comb += [c.flit.valid.eq(out_v[i]), c.flit.payload.eq(out_d[i])]
             activity = activity | out_v[i]
         for i, s in enumerate(self.sinks):

@@ -53,6 +53,8 @@ from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
+from hdl.arbiter import one_hot_index
+from hdl.counter_flags import above_flags, flags_for
 from hdl.gf import const_mul, div_const
 from hdl.router import credit_signature, flit_signature
 from sim.flit import HOPS_BITS, OPTIONAL_FIELDS, bits_for, head_only_fields
@@ -400,25 +402,27 @@ class TrafficGenerator(wiring.Component):
         m.d.comb += [lost.eq(trial & full), decide.eq(trial & ~lost), self.create.eq(create)]
         m.d.sync += create.eq(decide)
 
-        # VC with the most credits, ties to the lowest
-        leaves = [(credits[v], Const(v, bits_for(V))) for v in range(V)]
-        while len(leaves) > 1:
-            nxt = []
-            for k in range(0, len(leaves) - 1, 2):
-                (ca, va), (cb, vb) = leaves[k], leaves[k + 1]
-                a = ca >= cb
-                nxt.append((Mux(a, ca, cb), Mux(a, va, vb)))
-            if len(leaves) % 2:
-                nxt.append(leaves[-1])
-            leaves = nxt
-        best_credit, best_vc = leaves[0]
+        # VC with the most credits, ties to the lowest: one-hot from every pair compared at once
+        # (a wins if above every earlier VC and not below any later one), and whether VCs and the
+        # backlog are empty from flags kept beside their counters: the generator's credit loop
+        # (credits -> choice -> send -> credits) is then a few logic levels from flip-flops
+        nz = [flags_for(credits[v], 1, f"credits{v}")[0] for v in range(V)]
+        backlog_nz = flags_for(backlog, 1, "backlog")[0]
+        if V > 1:
+            best_oh = Cat(*[Cat(*[(credits[a] > credits[b]) if b < a else (credits[a] >= credits[b])
+                                  for b in range(V) if b != a]).all() for a in range(V)])
+            best_vc = one_hot_index(m, best_oh, V)
+        else:
+            best_oh, best_vc = Const(1, 1), Const(0, 1)
+        cur_oh = Signal(V, init=1, name="cur_vc_oh")
 
         mid = seq != 0
         vc = Signal(range(V))
-        m.d.comb += vc.eq(Mux(mid, cur_vc, best_vc))
-        has_credit = Array(credits)[vc] != 0 if V > 1 else credits[0] != 0
+        vc_oh = Signal(V)
+        m.d.comb += [vc.eq(Mux(mid, cur_vc, best_vc)), vc_oh.eq(Mux(mid, cur_oh, best_oh))]
+        has_credit = (cur_oh & Cat(*nz)).any()
         send = Signal()
-        m.d.comb += send.eq(Mux(mid, has_credit, ((backlog != 0) | create) & (best_credit != 0)))
+        m.d.comb += send.eq(Mux(mid, has_credit, (backlog_nz | create) & Cat(*nz).any()))
         head = ~mid
         tail = seq == L - 1
         # the destination LFSR advances DEST_STEPS per packet: DEST_STEPS / L with every flit when
@@ -426,8 +430,10 @@ class TrafficGenerator(wiring.Component):
         # 8-step one ~25), else all at the head
         per_flit = DEST_STEPS % L == 0
         advance = send if per_flit else send & head
-        dest_next = Signal(32)
-        m.d.comb += dest_next.eq(lfsr_logic(dest, DEST_STEPS // L if per_flit else DEST_STEPS))
+        # the LFSR's next state is a register too (the state after `dest`, stepped with it), so
+        # the draws registered from it (`_scaled`) start at flip-flops
+        steps = DEST_STEPS // L if per_flit else DEST_STEPS
+        dest_next = Signal(32, init=lfsr_next(self.seeds[1], steps))
         draw = self._draw(m, dest, dest_next, advance)
         fields = dict(zip(names, draw))
         # the packet's drawn header fields, held for its body flits (constants need no register;
@@ -452,29 +458,31 @@ class TrafficGenerator(wiring.Component):
         with m.If(send):
             m.d.sync += seq.eq(Mux(tail, 0, seq + 1))
             with m.If(head):
-                m.d.sync += cur_vc.eq(vc)
+                m.d.sync += [cur_vc.eq(vc), cur_oh.eq(vc_oh)]
                 m.d.sync += [cur[k].eq(fields[k]) for k in cur]
             with m.If(tail):
                 m.d.sync += packet.eq(packet + 1)
         with m.If(advance):
-            m.d.sync += dest.eq(dest_next)
+            m.d.sync += [dest.eq(dest_next), dest_next.eq(lfsr_logic(dest_next, steps))]
         start = send & head
         with m.If(create & ~start):
             m.d.sync += backlog.eq(backlog + 1)
         with m.Elif(start & ~create):
             m.d.sync += backlog.eq(backlog - 1)
+        above_flags(m, backlog, create & ~start, start & ~create, [backlog_nz])
         # the corruption waits for the next flit with a payload (lean: the next body flit)
         with m.If(send & (~head if self.lean else 1)):
             m.d.sync += corrupt.eq(self.corrupt)
         with m.Elif(self.corrupt):
             m.d.sync += corrupt.eq(1)
         for v in range(V):
-            dec = send & (vc == v)
+            dec = send & vc_oh[v]
             inc = self.credit.valid & (self.credit.payload == v)
             with m.If(dec & ~inc):
                 m.d.sync += credits[v].eq(credits[v] - 1)
             with m.Elif(inc & ~dec):
                 m.d.sync += credits[v].eq(credits[v] + 1)
+            above_flags(m, credits[v], inc, dec, [nz[v]])
         _sat_inc(m, created, decide, ctl.clear)
         _sat_inc(m, self.sent, send & tail, ctl.clear)
         _sat_inc(m, self.overflow, lost, ctl.clear)
@@ -488,8 +496,8 @@ class TrafficChecker(wiring.Component):
     clear    In   clears the counters
     flits    Out  flits seen (32 bits, saturating)
     packets  Out  tails seen (32 bits, saturating)
-    errors   Out  flits with at least one error (16 bits, saturating), counted a cycle after the flit
-    error    Out  this cycle's flit has an error
+    errors   Out  flits with at least one error (16 bits, saturating), counted two cycles after the flit
+    error    Out  the previous cycle's flit had an error
 
     Errors: payload != payload_crc(src, src_ep, packet, seq); head != (seq == 0) or tail !=
     (seq == L-1) or vc >= V; per VC (the flit's `vc`): a head while a packet is open, a body /
@@ -542,14 +550,16 @@ class TrafficChecker(wiring.Component):
             m.d.comb += [seq.eq(Mux(f.head, 0, sel(o_seq) + 1)),
                          crc.src.eq(sel(o_src)), crc.src_ep.eq(sel(o_ep)), crc.packet.eq(sel(o_pk)), crc.seq.eq(seq),
                          cont.eq(Mux(f.head, ~sel(is_open) & (f.seq == 0), sel(is_open)))]
-            ok = [f.head | (crc.payload == f.payload), f.tail == (seq == L - 1), cont]
+            needs_crc = ~f.head
+            ok = [f.tail == (seq == L - 1), cont]
         else:
             m.d.comb += [seq.eq(f.seq),
                          crc.src.eq(f.src), crc.src_ep.eq(f.src_ep), crc.packet.eq(f.packet), crc.seq.eq(f.seq),
                          cont.eq(Mux(f.head, ~sel(is_open),
                                      sel(is_open) & (f.src == sel(o_src)) & (f.src_ep == sel(o_ep))
                                      & (f.packet == sel(o_pk)) & (f.seq == sel(o_seq) + 1)))]
-            ok = [crc.payload == f.payload, f.head == (f.seq == 0), f.tail == (f.seq == L - 1), cont]
+            needs_crc = Const(1)
+            ok = [f.head == (f.seq == 0), f.tail == (f.seq == L - 1), cont]
         if (1 << len(f.vc)) > V:
             ok.append(f.vc < V)
         if self.mode == "eject":
@@ -584,7 +594,15 @@ class TrafficChecker(wiring.Component):
         good = Const(1)
         for c in ok:
             good = good & c
-        m.d.comb += self.error.eq(self.flit.valid & ~good)
+        # two stages: in the flit's cycle the expected payload (the CRC over its packet's
+        # fields) and every other check, into registers; in the next the payload compare. The
+        # flit's cycle then ends at a register after the CRC's XOR trees, not after the 32-bit
+        # compare and the AND of every check behind them (the harness's longest path on ECP5)
+        valid_q, crc_q, payload_q = Signal(), Signal(len(crc.payload)), Signal(len(crc.payload))
+        needs_q, good_q = Signal(), Signal()
+        m.d.sync += [valid_q.eq(self.flit.valid), crc_q.eq(crc.payload), payload_q.eq(f.payload),
+                     needs_q.eq(needs_crc), good_q.eq(good)]
+        m.d.comb += self.error.eq(valid_q & ~(good_q & (~needs_q | (crc_q == payload_q))))
         with m.If(self.flit.valid):
             for v in range(V):
                 with m.If(f.vc == v):
@@ -595,8 +613,8 @@ class TrafficChecker(wiring.Component):
                         m.d.sync += is_open[v].eq(0)      # a stray body flit opens nothing
         _sat_inc(m, self.flits, self.flit.valid, self.clear)
         _sat_inc(m, self.packets, self.flit.valid & f.tail, self.clear)
-        # counted a cycle after the flit: the compare (CRC, fields, open packets) ends at a
-        # register, so the checker's counter is not on the harness's longest path
+        # counted a cycle after `error`: its compare ends at a register, so the checker's counter
+        # is not on the harness's longest path
         error_q = Signal(name="error_q")
         m.d.sync += error_q.eq(self.error)
         _sat_inc(m, self.errors, error_q, self.clear)

@@ -4,7 +4,9 @@ A memory of B entries per VC, one write per cycle (the link delivers at most one
 per port), the front entry of every VC readable at once (for route selection and switch
 allocation: `front[v]` is a register, loaded from the memory's entry after the old front or from
 the flit written, so its readers start at flip-flops; cycle for cycle the FIFO it always was), and
-at most one pop per cycle (the switch allocator sends at most one flit per input port). A write to a full VC cannot happen
+at most one pop per cycle (the switch allocator sends at most one flit per input port; `pop` is
+one-hot, as the allocator's grants are, so no binary VC number is decoded again on the pop's
+path). A write to a full VC cannot happen
 under credit flow control; if it does, the entry is discarded and `overflow` pulses.
 
 With `body_width` > 0 each entry has a second part, the body, in a memory of its own with a single
@@ -91,8 +93,7 @@ class VCBuffer(wiring.Component):
             "w_valid": In(1),
             "w_vc": In(range(vcs)) if vcs > 1 else In(1),
             "w_data": In(width),
-            "pop": In(1),
-            "pop_vc": In(range(vcs)) if vcs > 1 else In(1),
+            "pop": In(vcs),              # one-hot: the VC to pop (at most one bit set)
             "front": Out(width).array(vcs),
             "count": Out(range(depth + 1)).array(vcs),
             "overflow": Out(1),
@@ -104,7 +105,6 @@ class VCBuffer(wiring.Component):
         head = [Signal(range(B), name=f"head{v}") for v in range(V)]
         tail = [Signal(range(B), name=f"tail{v}") for v in range(V)]
         wvc = self.w_vc if V > 1 else Const(0, 1)
-        pvc = self.pop_vc if V > 1 else 0
         # the front of every VC, and the peek bits of the entry after it, are registers (the
         # consumers' paths start at flip-flops, not at a LUTRAM read behind a head pointer): each
         # takes, at the edge that changes it, the memory's entry after the old front (read at a
@@ -118,7 +118,7 @@ class VCBuffer(wiring.Component):
         for v in range(V):
             count = self.count[v]
             write = self.w_valid & (wvc == v) & (count < B + self._slack)
-            pop = self.pop & (pvc == v) & (count > 0)
+            pop = self.pop[v] & (self.count_gt[v][0] if self.count_flags else count > 0)
             with m.If(write):
                 m.d.sync += tail[v].eq(Mux(tail[v] == B - 1, 0, tail[v] + 1))
             with m.If(pop):

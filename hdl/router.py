@@ -664,6 +664,7 @@ class Router(wiring.Component):
         # ---- malformed flits: dropped when the port sends nothing ----------------------------
         drop = []
         drop_v = []
+        drop_oh = []
         for i in range(P):
             mal = Signal(V, name=f"malformed_{i}")
             m.d.comb += mal.eq(Cat(*[count_gt[i][v][0] & Mux(fronts[i][v].flit.head, fronts[i][v].bad,
@@ -674,16 +675,16 @@ class Router(wiring.Component):
             m.d.comb += d.eq(~sent[i] & mal.any())
             drop.append(d)
             drop_v.append(one_hot_index(m, low, V) if V > 1 else Const(0, wb))
+            drop_oh.append(low)
 
         # ---- pops, credit return, state updates --------------------------------------------
         for i in range(P):
             buf = bufs[i]
             pv = Signal(wb, name=f"pop_vc_{i}")
             m.d.comb += pv.eq(Mux(sent[i], read_v[i], drop_v[i]))
-            m.d.comb += [buf.pop.eq(sent[i] | drop[i]),
+            # one-hot: the VC that sends, else the malformed front dropped (zero unless dropping)
+            m.d.comb += [buf.pop.eq(sent_oh[i] | (drop_oh[i] & ~sent[i].replicate(V))),
                          self.credit_out[i].valid.eq(sent[i] | drop[i]), self.credit_out[i].payload.eq(pv)]
-            if V > 1:
-                m.d.comb += buf.pop_vc.eq(pv)
             for v in range(V):
                 iv = i * V + v
                 g = va_granted[iv]

@@ -386,18 +386,22 @@ def test_neighbour_generators_match_model(registered):
 
 def check_flits(chk, lay, cases):
     """Feeds `cases` [(flit fields, error expected)] to TrafficChecker `chk`, one per cycle: its
-    error output must flag exactly the expected ones, and its counters count flits, tails, errors."""
+    error output (a cycle after each flit) must flag exactly the expected ones, and its counters
+    count flits, tails, errors."""
     flags, counts = [], []
 
     async def bench(ctx):
-        for f, _ in cases:
+        for k, (f, _) in enumerate(cases):
             ctx.set(chk.flit.valid, 1)
             ctx.set(chk.flit.payload.as_value(), pack(lay, f))
             await ctx.delay(1e-9)
-            flags.append(ctx.get(chk.error))
+            if k:                                  # `error` is the previous cycle's flit's
+                flags.append(ctx.get(chk.error))
             await ctx.tick()
         ctx.set(chk.flit.valid, 0)
-        await ctx.tick()
+        await ctx.delay(1e-9)
+        flags.append(ctx.get(chk.error))
+        await ctx.tick().repeat(2)                 # errors are counted a cycle after `error`
         counts[:] = [ctx.get(chk.flits), ctx.get(chk.packets), ctx.get(chk.errors)]
 
     run_sim(chk, bench)

@@ -175,12 +175,11 @@ async def random_buffer_cycle(ctx, dut, rng, fifos, width, body_width=0):
     ctx.set(dut.w_valid, w)
     if V > 1:
         ctx.set(dut.w_vc, wv)
-        ctx.set(dut.pop_vc, pv)
     ctx.set(dut.w_data, data)
     if body_width:
         entry = (data, rng.getrandbits(body_width))
         ctx.set(dut.w_body, entry[1])
-    ctx.set(dut.pop, pop)
+    ctx.set(dut.pop, pop << pv)
     full = len(fifos[wv]) == B
     assert ctx.get(dut.overflow) == (w and full)
     await ctx.tick()

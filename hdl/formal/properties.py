@@ -30,7 +30,7 @@ def fifo_harness(vcs: int = 2, depth: int = 3, width: int = 3, buffer_cls=VCBuff
     w_vc, pop_vc = Signal(range(vcs)), Signal(range(vcs))
     w_data = Signal(width)
     m.d.comb += [dut.w_valid.eq(w_valid), dut.w_vc.eq(w_vc), dut.w_data.eq(w_data),
-                 dut.pop.eq(pop), dut.pop_vc.eq(pop_vc), dut.w_peek.eq(w_data[0])]
+                 dut.pop.eq(Mux(pop, 1 << pop_vc, 0)), dut.w_peek.eq(w_data[0])]
     m.d.comb += [Assume(w_vc < vcs), Assume(pop_vc < vcs)]
     full_any = Signal()
     for v in range(vcs):

@@ -99,6 +99,9 @@ def add_parser(sub):
                    help="unit design: the router id is an input, one design for every router "
                         "(table units become a RAM loaded through the load port)")
     _common_build(b)
+    b.add_argument("--census", type=int, default=0, metavar="N",
+                   help="ECP5: stop after synthesis and list the N register groups with the longest "
+                        "estimated paths (fpga/logic_depth.py; minutes, no place and route)")
     b.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     a = fsub.add_parser("area", help="where one router's area goes: its ECP5 cells per component (Yosys)")
     a.add_argument("spec", metavar="SPEC", help="topology, e.g. polarstar:q=3,supernode=iq,degree=0")
@@ -158,7 +161,12 @@ def run(args) -> Result:
                      **_router_options_of(args), freq_mhz=args.freq, router=args.router,
                      id_input=args.id_input, seed=args.seed, pnr_router=args.pnr_router, placer=args.placer, wide_luts=not args.no_wide_luts,
                      build_dir=args.build_dir)
-    rep = build(cfg, progress=not args.quiet, dry_run=args.dry_run)
+    rep = build(cfg, progress=not args.quiet, dry_run=args.dry_run, census=args.census)
+    if "census" in rep:
+        lines = [f"{g['estimate_ns']:6.2f} ns {g['cells']:3d} cells {g['bits']:4d} bits  {g['register']}  (from {g['from']})"
+                 for g in rep["census"]]
+        return Result(rep, "\n".join([f"estimated worst path per register group (fpga/logic_depth.py), "
+                                       f"{rep['endpoints_over_10ns']} endpoints over 10 ns:"] + lines))
     keys = ["board", "design", "spec", "routing", "routers", "network_routers", "lanes", "id_input", "ports", "vcs",
             "depth", "flit_width", "flit_bits", "flit", "header", "packet_id_bits", "body_bram_bits", "va_stages", "sa_stages", "st_stage", "va_separable",
             "va_choice_stage", "link_latency",
