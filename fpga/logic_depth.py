@@ -52,7 +52,10 @@ def group_name(cell: str) -> str:
     return re.sub(r"_TRELLIS_FF_Q(_\d+)?(_.*)?$", "", cell)
 
 
-def census(json_path: str, top: str = "top", route_ns: float = ROUTE_NS) -> list[Endpoint]:
+def census(json_path: str, top: str = "top", route_ns: float = ROUTE_NS, sources: str | None = None) -> list[Endpoint]:
+    """`sources`: a regular expression; only paths from the start cells whose names match it
+    count (what a register's fanout reaches, e.g. `sa_gnt`); endpoints reached by none are left out."""
+    src_re = re.compile(sources) if sources else None
     with open(json_path) as f:
         cells = json.load(f)["modules"][top]["cells"]
     driver = {}                                   # net bit -> (cell, output port)
@@ -88,7 +91,7 @@ def census(json_path: str, top: str = "top", route_ns: float = ROUTE_NS) -> list
             start = START_PORTS.get(ctype)
             base = (0.0, None)
             if start and re.fullmatch(start[0], port):
-                base = (start[1], None)
+                base = (start[1] if src_re is None or src_re.search(cell) else -1e9, None)
                 if ctype != "TRELLIS_DPR16X4":          # LUT-RAM: also a read through RAD
                     memo[k] = base
                     stack.pop()
@@ -122,7 +125,7 @@ def census(json_path: str, top: str = "top", route_ns: float = ROUTE_NS) -> list
                     t = arrival(driver[b])[0] + route_ns + SETUP_NS
                     if t > worst[0]:
                         worst = (t, driver[b])
-        if worst[1] is None:
+        if worst[1] is None or worst[0] < 0:
             continue
         g = group_name(name)
         e = groups.setdefault(g, Endpoint(g, -1.0, 0))
@@ -144,8 +147,10 @@ def main(argv=None):
     ap.add_argument("--over", type=float, default=0.0, help="only groups whose estimate exceeds this many ns")
     ap.add_argument("--paths", type=int, default=8, help="print the worst path of this many groups")
     ap.add_argument("--route-ns", type=float, default=ROUTE_NS, help=f"delay of one net (default {ROUTE_NS})")
+    ap.add_argument("--from", dest="sources", default=None, metavar="REGEX",
+                    help="only paths starting at cells whose names match REGEX")
     a = ap.parse_args(argv)
-    eps = census(a.json, route_ns=a.route_ns)
+    eps = census(a.json, route_ns=a.route_ns, sources=a.sources)
     shown = [e for e in eps if e.arrival_ns > a.over][:a.top]
     n_over = sum(e.bits for e in eps if e.arrival_ns > a.over)
     print(f"{len(eps)} register groups; {n_over} endpoints over {a.over} ns")
