@@ -89,7 +89,7 @@ def census(json_path: str, top: str = "top", route_ns: float = ROUTE_NS, sources
             cell, port = k
             ctype = cells[cell]["type"]
             start = START_PORTS.get(ctype)
-            base = (0.0, None)
+            base = (-1e9, None)           # no path reaches a cell fed by none (pins, constants)
             if start and re.fullmatch(start[0], port):
                 base = (start[1] if src_re is None or src_re.search(cell) else -1e9, None)
                 if ctype != "TRELLIS_DPR16X4":          # LUT-RAM: also a read through RAD
