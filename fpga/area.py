@@ -85,7 +85,8 @@ def area(cfg: FpgaConfig, progress: bool = True) -> dict:
             sys.stderr.write(f"[area] {text} ({time.monotonic() - t0:.0f} s)\n")
 
     plan = NetworkTop(net, cfg.routing, params, routing_obj=routing, header=cfg.header,
-                      body_block_bits=body_block_bits(cfg, net, params), flit=cfg.flit)
+                      body_block_bits=body_block_bits(cfg, net, params), flit=cfg.flit,
+                      registered_fronts=cfg.front == "reg")
     plan._MustUse__silence = True          # only its router is elaborated
     router = plan.make_router(cfg.router)
     verilog = to_verilog(router, "router")

@@ -37,6 +37,7 @@ from .report import diagnose, read_report
 
 DESIGNS = ("router", "network", "unit")
 BODY_BRAM = ("auto", "off")
+FRONTS = ("reg", "lutram")         # input VC fronts: registers (faster) or LUTRAM reads (smaller), hdl/buffer.py
 PNR_ROUTERS = ("router1", "router2")
 # nextpnr placers: heap (analytic, its default) or static (electrostatic: 16 % less wire on the
 # 26-router network, which router2 then routes at 95 % with LUTRAM bodies: docs/fpga.md)
@@ -69,6 +70,7 @@ class FpgaConfig:
     flit: str = "wide"               # flit format (sim.flit.FLIT_FORMATS): wide, or lean (header in heads only)
     packet_id_bits: int = 16         # the flits' packet id (RouterParams.packet_id_bits)
     body_bram: str = "off"           # buffer bodies in block RAM: auto (with st_stage 1, as the device allows) or off
+    front: str = "reg"               # input VC fronts (FRONTS): registers, or LUTRAM reads for the dense network builds
     freq_mhz: float | None = None    # None: 100 MHz on ECP5, the 12 MHz board clock on iCE40
     router: int = 0                  # which router of SPEC the router / unit design builds
     id_input: bool = False           # unit design: the router id is an input (table units: a loadable RAM)
@@ -82,7 +84,7 @@ class FpgaConfig:
     # build directories of earlier builds keep their names
     _KEY_DEFAULTS = {"pnr_router": "router1", "placer": "heap", "id_input": False, "wide_luts": True, "va_stages": 1, "sa_stages": 1,
                      "st_stage": 0, "va_separable": 0, "va_choice_stage": 0, "vc_policy": "hops", "link_latency": 1, "credit_latency": 1,
-                     "header": "routing", "packet_id_bits": 16, "body_bram": "off", "flit": "wide"}
+                     "header": "routing", "packet_id_bits": 16, "body_bram": "off", "flit": "wide", "front": "reg"}
 
     def key(self) -> str:
         d = dataclasses.asdict(self)
@@ -134,6 +136,7 @@ def validate(cfg: FpgaConfig):
     _int("credit-latency", cfg.credit_latency, 1, 8)
     vc_policy_class(cfg.vc_policy, "vc-policy")
     _int("packet-id-bits", cfg.packet_id_bits, 1, 32)
+    _choice("front", cfg.front, FRONTS)
     if cfg.body_bram not in BODY_BRAM:
         raise ParameterError(f"body-bram={cfg.body_bram!r}: must be one of {', '.join(BODY_BRAM)}")
     if cfg.header not in HEADERS:
@@ -221,7 +224,8 @@ def make_inner(cfg: FpgaConfig, net, params, freq_mhz: float, routing):
     # ECP5: registered draws keep the generators' products off the paths into the router (Fmax).
     # iCE40: the UP5K is full with one small router, and 12 MHz leaves slack for the products.
     kw = {"divisor": divisor, "routing_obj": routing, "registered_draws": get_board(cfg.board).family != "ice40",
-          "header": cfg.header, "body_block_bits": body_block_bits(cfg, net, params), "flit": cfg.flit}
+          "header": cfg.header, "body_block_bits": body_block_bits(cfg, net, params), "flit": cfg.flit,
+          "registered_fronts": cfg.front == "reg"}
     if cfg.design == "network":
         return NetworkTrafficTop(net, cfg.routing, params, **kw)
     return RouterTrafficTop(net, cfg.routing, params, router=cfg.router, **kw)
@@ -362,7 +366,8 @@ def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False, census:
                 "ports": int(net.ports.max()) + int(net.endpoints.max()), "vcs": params.vcs,
                 "depth": params.depth, "flit_width": params.payload_bits, **pipeline_report(params, cfg.vc_policy),
                 "flit_bits": layout.size, "header": cfg.header, "flit": cfg.flit,
-                **({"body_bram_bits": body_bram_bits(cfg, net, params, layout)} if cfg.design != "unit" else {}),
+                **({"body_bram_bits": body_bram_bits(cfg, net, params, layout), "front": cfg.front}
+                   if cfg.design != "unit" else {}),
                 "clock_mhz": freq, "wide_luts": cfg.wide_luts, "build_dir": str(out_dir),
                 **({"id_input": cfg.id_input} if cfg.design == "unit" else {})}
     env = tool_env(board.family)        # the tools are there, before anything is written
@@ -428,7 +433,7 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
         "routing": cfg.routing, "routers": net.num_routers if cfg.design == "network" else 1,
         "ports": int(net.ports.max()) + int(net.endpoints.max()), "vcs": params.vcs, "depth": params.depth,
         "flit_width": params.payload_bits, "flit_bits": layout_bits, **pipeline_report(params, cfg.vc_policy),
-        **({"header": cfg.header, "flit": cfg.flit, "body_bram_bits": body_bram_bits(cfg, net, params, inner.layout)}
+        **({"header": cfg.header, "flit": cfg.flit, "front": cfg.front, "body_bram_bits": body_bram_bits(cfg, net, params, inner.layout)}
            if cfg.design != "unit" else {}), "clock_mhz": top.freq_mhz,
         "network_routers": net.num_routers,
         **({"lanes": inner.lanes, "id_input": cfg.id_input} if cfg.design == "unit" else {}),

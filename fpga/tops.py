@@ -133,13 +133,13 @@ class NetworkTrafficTop(_TrafficTop):
     @quiet_on_error
     def __init__(self, net: Network, routing: str, params: RouterParams, *, divisor: int, seeds=None,
                  routing_obj=None, registered_draws: bool = True, header: str = "routing",
-                 body_block_bits: int = 0, flit: str = "wide"):
+                 body_block_bits: int = 0, flit: str = "wide", registered_fronts: bool = True):
         check_divisor(divisor)
         seeds = _check_common(net, params, seeds, net.num_endpoints)
         if net.num_endpoints < 2:
             raise ValueError(f"net: {net.num_endpoints} endpoint(s); traffic needs at least 2")
         self.network = NetworkTop(net, routing, params, shared=False, routing_obj=routing_obj, header=header,
-                                  body_block_bits=body_block_bits, flit=flit)
+                                  body_block_bits=body_block_bits, flit=flit, registered_fronts=registered_fronts)
         top = self.network
         self.net, self.params, self.seeds, self.layout = net, params, seeds, top.layout
         E = top.E
@@ -227,7 +227,7 @@ class RouterTrafficTop(_TrafficTop):
     @quiet_on_error
     def __init__(self, net: Network, routing: str, params: RouterParams, *, divisor: int, seeds=None,
                  router: int = 0, routing_obj=None, registered_draws: bool = True, header: str = "routing",
-                 body_block_bits: int = 0, flit: str = "wide"):
+                 body_block_bits: int = 0, flit: str = "wide", registered_fronts: bool = True):
         check_divisor(divisor)
         if not isinstance(router, int) or isinstance(router, bool) or not 0 <= router < net.num_routers:
             raise ValueError(f"router={router!r}: must be a router id in 0..{net.num_routers - 1}")
@@ -235,7 +235,7 @@ class RouterTrafficTop(_TrafficTop):
         if eps.min() != eps.max() or eps.min() < 1:
             raise ValueError("net: RouterTrafficTop needs the same number (>= 1) of endpoints on every router")
         self.plan = plan(net, routing, params, routing_obj=routing_obj, header=header, body_block_bits=body_block_bits,
-                         flit=flit)
+                         flit=flit, registered_fronts=registered_fronts)
         R, p = self.plan.R, self.plan.p
         P = R + p
         seeds = _check_common(net, params, seeds, P)

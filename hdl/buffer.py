@@ -1,13 +1,18 @@
 """Input buffer of one router port: `V` virtual channels, each a FIFO of `B` entries.
 
-A memory of B entries per VC, one write per cycle (the link delivers at most one flit per cycle
-per port), the front entry of every VC readable at once (for route selection and switch
-allocation: `front[v]` is a register, loaded from the memory's entry after the old front or from
-the flit written, so its readers start at flip-flops; cycle for cycle the FIFO it always was), and
-at most one pop per cycle (the switch allocator sends at most one flit per input port; `pop` is
-one-hot, as the allocator's grants are, so no binary VC number is decoded again on the pop's
-path). A write to a full VC cannot happen
-under credit flow control; if it does, the entry is discarded and `overflow` pulses.
+One write per cycle (the link delivers at most one flit per cycle per port), the front entry of
+every VC readable at once (for route selection and switch allocation), and at most one pop per
+cycle (the switch allocator sends at most one flit per input port; `pop` is one-hot, as the
+allocator's grants are, so no binary VC number is decoded again on the pop's path). A write to a
+full VC cannot happen under credit flow control; if it does, the entry is discarded and
+`overflow` pulses.
+
+`registered_front` (default): a memory of B entries per VC, and `front[v]` a register loaded at
+the edge that changes it from the memory's entry after the old front or from the flit written,
+so its readers start at flip-flops (the ECP5 Fmax of the pipelined router). Otherwise one memory
+of V·B entries per port (VC v owns entries v·B .. v·B+B-1) and each front a combinational read
+of it: no front register and load multiplexer per bit, the smaller buffer for the dense network
+builds. Cycle for cycle the same FIFO either way (the formal FIFO proof covers both).
 
 With `body_width` > 0 each entry has a second part, the body, in a memory of its own with a single
 read port: `rd_body` is the front body of VC `rd_vc`, combinationally, or with `body_sync` the
@@ -61,7 +66,7 @@ class VCBuffer(wiring.Component):
 
     @quiet_on_error
     def __init__(self, vcs: int, depth: int, width: int, body_width: int = 0, body_sync: bool = False,
-                 body_block_bits: int = 0, peek_width: int = 0, count_flags: int = 0):
+                 body_block_bits: int = 0, peek_width: int = 0, count_flags: int = 0, registered_front: bool = True):
         for name, v in (("vcs", vcs), ("depth", depth), ("width", width)):
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"{name}={v!r}: must be a positive integer")
@@ -81,6 +86,9 @@ class VCBuffer(wiring.Component):
         if not isinstance(count_flags, int) or isinstance(count_flags, bool) or count_flags < 0:
             raise ValueError(f"count_flags={count_flags!r}: must be an integer >= 0")
         self.count_flags = count_flags
+        if not isinstance(registered_front, bool):
+            raise ValueError(f"registered_front={registered_front!r}: must be True or False")
+        self.registered_front = registered_front
         extra = {} if peek_width == 0 else {"w_peek": In(peek_width), "peek": Out(peek_width).array(vcs)}
         if count_flags:
             extra["count_gt"] = Out(count_flags).array(vcs)
@@ -105,16 +113,21 @@ class VCBuffer(wiring.Component):
         head = [Signal(range(B), name=f"head{v}") for v in range(V)]
         tail = [Signal(range(B), name=f"tail{v}") for v in range(V)]
         wvc = self.w_vc if V > 1 else Const(0, 1)
-        # the front of every VC, and the peek bits of the entry after it, are registers (the
-        # consumers' paths start at flip-flops, not at a LUTRAM read behind a head pointer): each
-        # takes, at the edge that changes it, the memory's entry after the old front (read at a
-        # registered address) or the flit being written, whichever the FIFO then holds there.
-        # One memory per VC: with one shared memory Yosys merges the VCs' read ports into one
-        # (only one VC pops per cycle) and puts the pop logic in front of its address
+        # registered_front: the front of every VC, and the peek bits of the entry after it, are
+        # registers (the consumers' paths start at flip-flops, not at a LUTRAM read behind a head
+        # pointer): each takes, at the edge that changes it, the memory's entry after the old front
+        # (read at a registered address) or the flit being written, whichever the FIFO then holds
+        # there. One memory per VC: with one shared memory Yosys merges the VCs' read ports into
+        # one (only one VC pops per cycle) and puts the pop logic in front of its address.
+        # Otherwise one memory per port, the fronts read from it combinationally (no register or
+        # load multiplexer per front bit: the smaller buffer, for the dense network builds)
         after1 = [Signal(range(B), init=1 % B, name=f"after1_{v}") for v in range(V)]    # head + 1
         after2 = [Signal(range(B), init=2 % B, name=f"after2_{v}") for v in range(V)]    # head + 2
-        front = [Signal(self.width, name=f"front{v}") for v in range(V)]
-        peek = [Signal(self.peek_width, name=f"peek{v}") for v in range(V)] if self.peek_width else None
+        reg = self.registered_front
+        if not reg:
+            m.submodules.mem = shared = Memory(shape=self.width, depth=V * B, init=[])
+            if self.peek_width:
+                m.submodules.peek_mem = shared_peek = Memory(shape=self.peek_width, depth=V * B, init=[])
         for v in range(V):
             count = self.count[v]
             write = self.w_valid & (wvc == v) & (count < B + self._slack)
@@ -128,23 +141,32 @@ class VCBuffer(wiring.Component):
                 m.d.sync += count.eq(count + 1)
             with m.Elif(pop & ~write):
                 m.d.sync += count.eq(count - 1)
-            m.submodules[f"mem{v}"] = mem = Memory(shape=self.width, depth=B, init=[])
-            wp, rp = mem.write_port(), mem.read_port(domain="comb")
-            m.d.comb += [wp.addr.eq(tail[v]), wp.data.eq(self.w_data), wp.en.eq(write),
-                         rp.addr.eq(after1[v]), self.front[v].eq(front[v])]
-            with m.If(pop):
-                m.d.sync += front[v].eq(Mux(count > 1, rp.data, self.w_data))
-            with m.Elif(count == 0):
-                m.d.sync += front[v].eq(self.w_data)
-            if self.peek_width:
-                m.submodules[f"peek_mem{v}"] = pmem = Memory(shape=self.peek_width, depth=B, init=[])
-                pw, pp = pmem.write_port(), pmem.read_port(domain="comb")
-                m.d.comb += [pw.addr.eq(tail[v]), pw.data.eq(self.w_peek), pw.en.eq(write),
-                             pp.addr.eq(after2[v]), self.peek[v].eq(peek[v])]
+            if not reg:
+                rp = shared.read_port(domain="comb")
+                m.d.comb += [rp.addr.eq(index2(Const(v, range(V)), head[v], B)), self.front[v].eq(rp.data)]
+                if self.peek_width:
+                    pp = shared_peek.read_port(domain="comb")
+                    m.d.comb += [pp.addr.eq(index2(Const(v, range(V)), after1[v], B)), self.peek[v].eq(pp.data)]
+            else:
+                front = Signal(self.width, name=f"front{v}")
+                m.submodules[f"mem{v}"] = mem = Memory(shape=self.width, depth=B, init=[])
+                wp, rp = mem.write_port(), mem.read_port(domain="comb")
+                m.d.comb += [wp.addr.eq(tail[v]), wp.data.eq(self.w_data), wp.en.eq(write),
+                             rp.addr.eq(after1[v]), self.front[v].eq(front)]
                 with m.If(pop):
-                    m.d.sync += peek[v].eq(Mux(count > 2, pp.data, self.w_peek))
-                with m.Elif(count < 2):
-                    m.d.sync += peek[v].eq(self.w_peek)
+                    m.d.sync += front.eq(Mux(count > 1, rp.data, self.w_data))
+                with m.Elif(count == 0):
+                    m.d.sync += front.eq(self.w_data)
+                if self.peek_width:
+                    peek = Signal(self.peek_width, name=f"peek{v}")
+                    m.submodules[f"peek_mem{v}"] = pmem = Memory(shape=self.peek_width, depth=B, init=[])
+                    pw, pp = pmem.write_port(), pmem.read_port(domain="comb")
+                    m.d.comb += [pw.addr.eq(tail[v]), pw.data.eq(self.w_peek), pw.en.eq(write),
+                                 pp.addr.eq(after2[v]), self.peek[v].eq(peek)]
+                    with m.If(pop):
+                        m.d.sync += peek.eq(Mux(count > 2, pp.data, self.w_peek))
+                    with m.Elif(count < 2):
+                        m.d.sync += peek.eq(self.w_peek)
             if self.count_flags:
                 flags = flags_for(count, self.count_flags, f"count{v}")
                 above_flags(m, count, write, pop, flags)
@@ -158,8 +180,13 @@ class VCBuffer(wiring.Component):
         for v in range(V):
             with m.If(wvc == v):
                 m.d.comb += full.eq(self.count[v] == B + self._slack)
-        waddr = Signal(range(V * B), name="w_addr")       # the body memories' write address
+        waddr = Signal(range(V * B), name="w_addr")       # the shared memories' write address
         m.d.comb += [waddr.eq(index2(wvc, tail_sel, B)), self.overflow.eq(self.w_valid & full)]
+        if not reg:
+            for mem, data in ((shared, self.w_data), (shared_peek, self.w_peek)) if self.peek_width else \
+                    ((shared, self.w_data),):
+                wp = mem.write_port()
+                m.d.comb += [wp.addr.eq(waddr), wp.data.eq(data), wp.en.eq(self.w_valid & ~full)]
         if self.body_width:
             rvc = self.rd_vc if V > 1 else Const(0, 1)
             head_sel = Signal(range(B))

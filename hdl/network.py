@@ -16,7 +16,8 @@ bit for `polarized`) or all of them (`header="all"`: also the hop count and the 
 intermediate, which no unit reads; the hop count is then incremented on every network hop),
 in every flit (`flit="wide"`, the default) or in head flits only (`flit="lean"`: the header
 takes the payload bits of a head, `sim.flit.FLIT_FORMATS`).
-`body_block_bits`: bits of each input buffer's body kept in block RAM (`hdl/buffer.py`; with the
+`registered_fronts`: each input VC's front in a register (default) or read from LUTRAM (smaller;
+`hdl/buffer.py`). `body_block_bits`: bits of each input buffer's body kept in block RAM (`hdl/buffer.py`; with the
 switch traversal stage only).
 
 Endpoint e of router r is `first[r] + k` (k-th local port, `R + k`), as in `sim`. Interface
@@ -82,7 +83,7 @@ class NetworkTop(wiring.Component):
     @quiet_on_error
     def __init__(self, net: Network, routing: str = "polarstar", params: RouterParams = RouterParams(),
                  routing_obj=None, shared: bool = True, module_name: str = ROUTER_MODULE, header: str = "routing",
-                 body_block_bits: int = 0, flit: str = "wide"):
+                 body_block_bits: int = 0, flit: str = "wide", registered_fronts: bool = True):
         if not isinstance(net, Network):
             raise TypeError(f"net={net!r}: must be a topologies.network.Network")
         if not isinstance(params, RouterParams):
@@ -99,6 +100,7 @@ class NetworkTop(wiring.Component):
         self.ep_first = np.concatenate([[0], np.cumsum(net.endpoints.astype(np.int64))])
         self.header, self.flit = header, flit
         self.body_block_bits = body_block_bits
+        self.registered_fronts = registered_fronts
         self.layout = flit_layout(n, self.p, params, carried_fields(routing, header), flit)
         self.C = vc_classes_for(self.routing, params.vcs)
         self.class_steps = self.routing.class_steps()
@@ -158,7 +160,7 @@ class NetworkTop(wiring.Component):
     def make_router(self, router_id):
         return Router(self.R, self.p, self.params, self.layout, self.unit_for(router_id), self.net.num_routers,
                       self.C, router_id, None if router_id is None else self.class_steps[router_id].tolist(),
-                      self.vc_class, body_block_bits=self.body_block_bits)
+                      self.vc_class, body_block_bits=self.body_block_bits, registered_fronts=self.registered_fronts)
 
     def check_shared(self) -> None:
         """The shared router module (one module, an id input) is built with hop classes: turn

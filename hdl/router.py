@@ -116,13 +116,16 @@ class Router(wiring.Component):
     (`Routing.class_steps()[router]`), or None for hop classes (every step 1); vc_class: the class
     of each VC (the VC policy's `vc_class_table()`), or None for `class_of_vc`; body_block_bits:
     how many bits of each input buffer's body go to block RAM (`hdl/buffer.py`; needs the switch
-    traversal stage, st_stage = 1; capped at the body's width; the same cycles either way).
+    traversal stage, st_stage = 1; capped at the body's width; the same cycles either way);
+    registered_fronts: each input VC's front in a register (`VCBuffer(registered_front=True)`, the
+    faster router) or read from the port's LUTRAM (the smaller one); the same cycles either way.
     """
 
     @quiet_on_error
     def __init__(self, ports: int, endpoints: int, params: RouterParams, layout: data.Layout,
                  unit: Callable[[int], RoutingUnit], num_routers: int, vc_classes: int,
-                 router_id: int | None = None, class_step=None, vc_class=None, body_block_bits: int = 0):
+                 router_id: int | None = None, class_step=None, vc_class=None, body_block_bits: int = 0,
+                 registered_fronts: bool = True):
         _pos_int("ports", ports)
         _pos_int("endpoints", endpoints)
         _pos_int("num_routers", num_routers)
@@ -155,6 +158,9 @@ class Router(wiring.Component):
             raise ValueError(f"body_block_bits={body_block_bits!r}: must be an integer >= 0")
         if body_block_bits and not params.st_stage:
             raise ValueError(f"body_block_bits={body_block_bits}: block RAM reads take a cycle; needs st_stage=1")
+        if not isinstance(registered_fronts, bool):
+            raise ValueError(f"registered_fronts={registered_fronts!r}: must be True or False")
+        self.registered_fronts = registered_fronts
         self.front_fields = front_fields(endpoints)
         self.body_block_bits = min(body_block_bits, split_layout(layout, self.front_fields)[1])
         self.R, self.p = ports, endpoints
@@ -286,7 +292,7 @@ class Router(wiring.Component):
             # three-stage SA: whether the flit after a VC's front is a tail
             buf = VCBuffer(V, B, entry.size, body_bits, body_sync=bool(prm.st_stage),
                            body_block_bits=self.body_block_bits, peek_width=int(prm.sa_stages == 3),
-                           count_flags=prm.sa_stages)
+                           count_flags=prm.sa_stages, registered_front=self.registered_fronts)
             m.submodules[f"buf{i}"] = buf
             m.d.comb += [buf.w_valid.eq(valid), buf.w_data.eq(ent.as_value()), buf.w_body.eq(body)]
             if prm.sa_stages == 3:

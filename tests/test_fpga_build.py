@@ -82,6 +82,9 @@ def cli(argv, capsys):
     (["--board", "ulx3s-85f", "--va-separable", "2"], "va-separable=2: must be an integer in 0..1"),
     (["--board", "ulx3s-85f", "--sa-stages", "4"], "sa-stages=4: must be an integer in 1..3"),
     (["--board", "ulx3s-85f", "--va-choice-stage", "2"], "va-choice-stage=2: must be an integer in 0..1"),
+    (["--board", "ulx3s-85f", "--front", "sram"], "front='sram': allowed: reg, lutram"),
+    (["--board", "icebreaker", "--census", "5"], "census: an ECP5 estimate"),
+    (["--board", "ulx3s-85f", "--census", "-1"], "census=-1: must be an integer >= 0"),
 ])
 def test_bad_options_are_one_line_errors(argv, needle, capsys):
     code, out, err = cli(["fpga", "build", "polarstar:q=3,supernode=iq,degree=0", *argv, "--dry-run"], capsys)
@@ -156,6 +159,12 @@ def test_dry_run_reports_the_configuration(capsys):
                           "--sa-stages", "3", "--dry-run", "--json"], capsys)
     sa3 = json.loads(out)
     assert code == 0 and sa3["sa_stages"] == 3 and rep["sa_stages"] == 1 and sa3["build_dir"] != rep["build_dir"]
+    code, out, err = cli(["fpga", "build", "polarstar:q=3,supernode=iq,degree=0", "--board", "ulx3s-85f",
+                          "--front", "lutram", "--dry-run", "--json"], capsys)
+    lut = json.loads(out)
+    assert code == 0 and rep["front"] == "reg" and lut["front"] == "lutram" and lut["build_dir"] != rep["build_dir"]
+    # the default (registers) keeps the directory names of the builds before the option
+    assert FpgaConfig(design="network", vcs=3).key() == FpgaConfig(design="network", vcs=3, front="reg").key()
 
 
 def test_build_key_keeps_old_names_at_default_latencies():

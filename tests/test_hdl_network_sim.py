@@ -63,13 +63,20 @@ SA3 = {**PIPELINED, "sa_stages": 3}     # the switch allocator's grants register
     ("min", 3, 2, "turns", "polarstar:q=2,supernode=iq,degree=0", {"va_separable": 1, "garbage": 8}),
     ("polarstar", 4, 1, "hops", SPEC,
      {"link_latency": 2, "credit_latency": 2, **SA3, "va_separable": 1, "va_choice_stage": 1, "garbage": 6,
-      "reset_after": 120})])
+      "reset_after": 120}),
+    # the fronts read from each port's LUTRAM instead of registers (`--front lutram`, the dense
+    # network build): the 26-router network's configuration, and the three-stage SA's peek
+    ("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0",
+     {"flit": "lean", "packet_id_bits": 8, "link_latency": 2, "credit_latency": 2, **PIPELINED, "garbage": 6,
+      "registered_fronts": False}),
+    ("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {"garbage": 12, **SA3, "registered_fronts": False})])
 def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, extra):
     net = build(spec)
     extra = dict(extra)
     flit = extra.pop("flit", "wide")
     per_kind = extra.pop("garbage", 0)
     reset_after = extra.pop("reset_after", 0)
+    registered_fronts = extra.pop("registered_fronts", True)
     params = RouterParams(vcs=vcs, alloc_iters=alloc_iters, **extra)
     cycles = 200
     model = NetworkSim(net, routing, params, "uniform", 0.7, seed=5, trace=100_000, vc_policy=vc_policy)
@@ -83,7 +90,8 @@ def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, e
     model.run(cycles)
     g_drop = model.garbage()["dropped"]
     dropped_before = np.concatenate([[0], np.cumsum(np.bincount(g_drop[g_drop >= 0], minlength=cycles + 1))])
-    top = NetworkTop(net, routing, params, routing_obj=model.routing, shared=False, flit=flit)
+    top = NetworkTop(net, routing, params, routing_obj=model.routing, shared=False, flit=flit,
+                     registered_fronts=registered_fronts)
     rst = Signal()
     dut = ResetInserter({"sync": rst})(top)
     eps_n = net.endpoints.astype(np.int64)

@@ -190,10 +190,11 @@ async def random_buffer_cycle(ctx, dut, rng, fifos, width, body_width=0):
     return w and full
 
 
+@pytest.mark.parametrize("registered_front", [True, False])
 @pytest.mark.parametrize("V,B", [(1, 1), (2, 3), (4, 8), (3, 5)])
-def test_vc_buffer_against_fifos(V, B):
+def test_vc_buffer_against_fifos(V, B, registered_front):
     width = 12
-    dut = VCBuffer(V, B, width)
+    dut = VCBuffer(V, B, width, registered_front=registered_front)
     rng = random.Random(V * 10 + B)
     fifos = [[] for _ in range(V)]
 

@@ -21,11 +21,12 @@ from ..arbiter import RoundRobinArbiter, RoundRobinPick, ptr_mask
 from ..buffer import VCBuffer
 
 
-def fifo_harness(vcs: int = 2, depth: int = 3, width: int = 3, buffer_cls=VCBuffer):
+def fifo_harness(vcs: int = 2, depth: int = 3, width: int = 3, buffer_cls=VCBuffer, registered_front: bool = True):
     m = Module()
     # every count flag (count > j, kept beside the counter) and the peek at the entry after the
-    # front (here the low bit of each flit)
-    m.submodules.dut = dut = buffer_cls(vcs, depth, width, count_flags=depth, peek_width=1)
+    # front (here the low bit of each flit); the fronts registered or read from a shared memory
+    m.submodules.dut = dut = buffer_cls(vcs, depth, width, count_flags=depth, peek_width=1,
+                                        registered_front=registered_front)
     w_valid, pop = Signal(), Signal()
     w_vc, pop_vc = Signal(range(vcs)), Signal(range(vcs))
     w_data = Signal(width)

@@ -52,6 +52,10 @@ def _router_options(p):
     p.add_argument("--packet-id-bits", type=int, default=16, metavar="N",
                    help="bits of the packet id every flit carries for the checkers (default 16; fewer make "
                         "large prototypes smaller, the id then wraps sooner)")
+    p.add_argument("--front", default="reg", metavar="{reg,lutram}",
+                   help="each input VC's front: a register loaded as the FIFO moves (reg, default: the "
+                        "faster router) or read from the port's LUTRAM (lutram: fewer LUTs, for the dense "
+                        "network builds); the same cycles either way")
     p.add_argument("--body-bram", default="off", choices=("auto", "off"),
                    help="with --st-stage 1: keep each input buffer's body (the flit fields only the crossbar "
                         "reads) in block RAM as far as the device's EBRs go, 36 bits per EBR and buffer "
@@ -62,7 +66,8 @@ def _router_options_of(args) -> dict:
     """The options `_router_options` adds, as FpgaConfig fields."""
     return {"va_stages": args.va_stages, "sa_stages": args.sa_stages, "st_stage": args.st_stage,
             "va_separable": args.va_separable, "va_choice_stage": args.va_choice_stage, "vc_policy": args.vc_policy, "link_latency": args.link_latency, "credit_latency": args.credit_latency,
-            "header": args.header, "flit": args.flit, "packet_id_bits": args.packet_id_bits, "body_bram": args.body_bram}
+            "header": args.header, "flit": args.flit, "packet_id_bits": args.packet_id_bits, "body_bram": args.body_bram,
+            "front": args.front}
 
 
 def _common_build(p):
