@@ -277,7 +277,7 @@ class TrafficGenerator(wiring.Component):
     credit   In   the router's credit_out of that port
     ctl      In   control_layout(E) from the status block
     corrupt  In   strobe: flip payload bit 0 of the next flit sent
-    sent     Out  packets sent (tails), 32 bits saturating, cleared by ctl.clear
+    sent     Out  packets sent (tails, counted a cycle later), 32 bits saturating, cleared by ctl.clear
     overflow Out  packets lost to a full backlog, 16 bits saturating
     create   Out  a packet is created this cycle (for tests)
 
@@ -484,7 +484,11 @@ class TrafficGenerator(wiring.Component):
                 m.d.sync += credits[v].eq(credits[v] + 1)
             above_flags(m, credits[v], inc, dec, [nz[v]])
         _sat_inc(m, created, decide, ctl.clear)
-        _sat_inc(m, self.sent, send & tail, ctl.clear)
+        # counted a cycle after the tail: the counter sits by the status block's report
+        # multiplexer, across the chip, and a registered pulse is the only net that goes there
+        tail_sent = Signal()
+        m.d.sync += tail_sent.eq(send & tail)
+        _sat_inc(m, self.sent, tail_sent, ctl.clear)
         _sat_inc(m, self.overflow, lost, ctl.clear)
         return m
 
