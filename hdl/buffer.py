@@ -107,6 +107,23 @@ class VCBuffer(wiring.Component):
             "overflow": Out(1),
         })
 
+    @staticmethod
+    def _registered_slot(m, name: str, k: int, depth: int, data, tail, after, write, pop, count):
+        """Entry k of a VC (0: the front, 1: the one after it) as a register, `data` being the part
+        of each flit it keeps, in a memory of `depth` entries of its own written at `tail`: on a
+        pop it takes the entry after it, read at `after` (= head + k + 1), if the FIFO holds one,
+        else the flit being written; holding k or fewer entries, the flit being written (the slot
+        is empty or becomes the written flit's)."""
+        reg = Signal(len(data), name=name)
+        m.submodules[f"{name}_mem"] = mem = Memory(shape=len(data), depth=depth, init=[])
+        wp, rp = mem.write_port(), mem.read_port(domain="comb")
+        m.d.comb += [wp.addr.eq(tail), wp.data.eq(data), wp.en.eq(write), rp.addr.eq(after)]
+        with m.If(pop):
+            m.d.sync += reg.eq(Mux(count > k + 1, rp.data, data))
+        with m.Elif(count <= k):
+            m.d.sync += reg.eq(data)
+        return reg
+
     def elaborate(self, platform):
         m = Module()
         V, B = self.vcs, self.depth
@@ -148,25 +165,11 @@ class VCBuffer(wiring.Component):
                     pp = shared_peek.read_port(domain="comb")
                     m.d.comb += [pp.addr.eq(index2(Const(v, range(V)), after1[v], B)), self.peek[v].eq(pp.data)]
             else:
-                front = Signal(self.width, name=f"front{v}")
-                m.submodules[f"mem{v}"] = mem = Memory(shape=self.width, depth=B, init=[])
-                wp, rp = mem.write_port(), mem.read_port(domain="comb")
-                m.d.comb += [wp.addr.eq(tail[v]), wp.data.eq(self.w_data), wp.en.eq(write),
-                             rp.addr.eq(after1[v]), self.front[v].eq(front)]
-                with m.If(pop):
-                    m.d.sync += front.eq(Mux(count > 1, rp.data, self.w_data))
-                with m.Elif(count == 0):
-                    m.d.sync += front.eq(self.w_data)
+                slot = self._registered_slot
+                m.d.comb += self.front[v].eq(slot(m, f"front{v}", 0, B, self.w_data, tail[v], after1[v], write, pop, count))
                 if self.peek_width:
-                    peek = Signal(self.peek_width, name=f"peek{v}")
-                    m.submodules[f"peek_mem{v}"] = pmem = Memory(shape=self.peek_width, depth=B, init=[])
-                    pw, pp = pmem.write_port(), pmem.read_port(domain="comb")
-                    m.d.comb += [pw.addr.eq(tail[v]), pw.data.eq(self.w_peek), pw.en.eq(write),
-                                 pp.addr.eq(after2[v]), self.peek[v].eq(peek)]
-                    with m.If(pop):
-                        m.d.sync += peek.eq(Mux(count > 2, pp.data, self.w_peek))
-                    with m.Elif(count < 2):
-                        m.d.sync += peek.eq(self.w_peek)
+                    m.d.comb += self.peek[v].eq(slot(m, f"peek{v}", 1, B, self.w_peek, tail[v], after2[v], write, pop,
+                                                     count))
             if self.count_flags:
                 flags = flags_for(count, self.count_flags, f"count{v}")
                 above_flags(m, count, write, pop, flags)
