@@ -19,7 +19,10 @@ PROOFS = [
     ("round_robin_arbiter_fairness", lambda: arbiter_harness(4), "prove", 8),
     ("round_robin_arbiter_fairness_own_commit", lambda: arbiter_harness(5, own_commit=True), "prove", 10),
     ("vc_fifo_order_no_overflow", lambda: fifo_harness(2, 3, 2), "bmc", 12),
-    ("vc_fifo_order_no_overflow_lutram_fronts", lambda: fifo_harness(2, 3, 2, registered_front=False), "bmc", 12),
+    # the fronts read from LUTRAM (--front lutram): about 2.5 minutes on a loaded CI machine, so
+    # in the full tier; the buffer tests and an Amaranth lockstep case cover that form in CI
+    pytest.param("vc_fifo_order_no_overflow_lutram_fronts", lambda: fifo_harness(2, 3, 2, registered_front=False),
+                 "bmc", 12, marks=tiers.full_only("long proof")),
     # a whole router (2 VCs, 2-flit buffers, 2-flit packets) of a 4-router ring with one endpoint:
     # 3 ports, so two inputs (a neighbour and the local port) contend for the third. 6 cycles let
     # two packets from different inputs contend for one output VC and exhaust its credits. About
@@ -45,7 +48,7 @@ class OffByOneFIFO(VCBuffer):
     _slack = 1          # accepts a write when full
 
 
-@pytest.mark.parametrize("registered_front", [True, False])
+@pytest.mark.parametrize("registered_front", [True, pytest.param(False, marks=tiers.full_only("long proof"))])
 def test_broken_fifo_fails_the_proof(registered_front, tmp_path):
     harness, ports = fifo_harness(2, 3, 2, buffer_cls=OffByOneFIFO, registered_front=registered_front)
     r = prove(harness, ports, "broken_fifo", mode="bmc", depth=12, workdir=tmp_path)

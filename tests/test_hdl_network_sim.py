@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 import pytest
+import tiers
 from amaranth.hdl import ResetInserter, Signal
 from amaranth.sim import Simulator
 
@@ -69,7 +70,8 @@ SA3 = {**PIPELINED, "sa_stages": 3}     # the switch allocator's grants register
     ("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0",
      {"flit": "lean", "packet_id_bits": 8, "link_latency": 2, "credit_latency": 2, **PIPELINED, "garbage": 6,
       "registered_fronts": False}),
-    ("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {"garbage": 12, **SA3, "registered_fronts": False})])
+    pytest.param("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {"garbage": 12, **SA3, "registered_fronts": False},
+                 marks=tiers.full_only("CI budget"))])
 def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, extra):
     net = build(spec)
     extra = dict(extra)
