@@ -73,6 +73,17 @@ def lowest_set_bit(value, n: int):
     return value & ~below
 
 
+def grant_bit(requests, mask, i: int):
+    """Bit `i` of `RoundRobinPick`'s grant, alone: requester i asks, and no requester before it
+    asks among those at or after the pointer (`mask`), or, when none asks there, none before it
+    asks at all. For a requester that needs to know only whether it won, and needs to know it
+    where it sits (the three-stage switch allocator's input ports)."""
+    n = len(requests)
+    high = requests & mask
+    none_before = (lambda x: ~x[:i].any()) if i else (lambda x: Const(1, 1))
+    return requests[i] & Mux(high.any(), mask[i] & none_before(high), none_before(requests))
+
+
 class RoundRobinPick(wiring.Component):
     """Combinational round-robin choice: the first set bit of `requests` among those of `mask`
     (the requesters at or after the pointer, `ptr_mask`), else the first set bit. With
@@ -161,5 +172,5 @@ class RoundRobinArbiter(wiring.Component):
         return m
 
 
-__all__ = ["RoundRobinArbiter", "RoundRobinPick", "lowest_set_bit", "one_hot_index", "one_hot_select", "prefix_or",
+__all__ = ["RoundRobinArbiter", "RoundRobinPick", "grant_bit", "lowest_set_bit", "one_hot_index", "one_hot_select", "prefix_or",
            "ptr_mask"]

@@ -42,7 +42,7 @@ from amaranth.lib.wiring import In, Out
 from sim.flit import HOPS_BITS, bits_for
 from sim.params import RouterParams
 
-from .arbiter import RoundRobinArbiter, RoundRobinPick, lowest_set_bit, one_hot_index, one_hot_select
+from .arbiter import RoundRobinArbiter, RoundRobinPick, grant_bit, lowest_set_bit, one_hot_index, one_hot_select
 from .buffer import VCBuffer
 from .checks import quiet_on_error
 from .crossbar import Crossbar, body_of, front_fields, split_layout
@@ -591,7 +591,18 @@ class Router(wiring.Component):
             # the output stage's grants are registered: the granted flits are sent (popped,
             # their credits taken, their output VCs freed, read and switched) in the next cycle,
             # so the arbiters' paths end at registers and the sends start at them
-            m.d.sync += [gnt[i].eq(sent_oh[i]) for i in range(P)]      # 0 when nothing was granted
+            if prm.alloc_iters == 1:
+                # each input port works out beside its grant register whether its nomination won,
+                # from the nominations and the output arbiters' pointer masks (all registers):
+                # one crossing of the router in the cycle instead of the round trip input port ->
+                # output arbiter -> input port (docs/fpga.md); the same grant as the arbiters'
+                for i in range(P):
+                    won = Signal(name=f"sa_won_{i}")
+                    m.d.comb += won.eq(Cat(*[grant_bit(Cat(*[nom_port[j][o] for j in range(P)]), out_arb[o].mask, i)
+                                             for o in range(P)]).any())
+                    m.d.sync += gnt[i].eq(nom[i] & won.replicate(V))
+            else:
+                m.d.sync += [gnt[i].eq(sent_oh[i]) for i in range(P)]      # 0 when nothing was granted
             sent = [gnt[i].any() for i in range(P)]
             sent_oh = gnt
             out_valid = [_reg(m, out_valid[o], f"sa_sent_valid_{o}") for o in range(P)]

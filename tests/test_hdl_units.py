@@ -6,11 +6,11 @@ import functools
 import random
 
 import pytest
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib import data
 from amaranth.sim import Simulator
 
-from hdl.arbiter import RoundRobinArbiter, RoundRobinPick, ptr_mask
+from hdl.arbiter import RoundRobinArbiter, RoundRobinPick, grant_bit, ptr_mask
 from hdl.buffer import VCBuffer
 from hdl.crossbar import Crossbar
 from hdl.gf import GF, const_mul, div_const
@@ -50,6 +50,11 @@ def run(dut, tb, clock=True):
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 20])
 def test_round_robin_pick_all_inputs(n):
     dut = RoundRobinPick(n)
+    # grant_bit (a requester's own grant bit, computed where it sits) against the same reference
+    top = Module()
+    top.submodules.pick = dut
+    bits = Signal(n)
+    top.d.comb += bits.eq(Cat(*[grant_bit(dut.requests, dut.mask, i) for i in range(n)]))
     cases = [(req, ptr) for req in range(1 << n) for ptr in range(n)] if n <= 8 else \
         [(random.Random(k).getrandbits(n), k % n) for k in range(2000)]
     # the mask of pointer 0 is all ones; 0 (what a commit at n - 1 leaves) must pick the same
@@ -68,8 +73,9 @@ def test_round_robin_pick_all_inputs(n):
                 assert ctx.get(dut.grant) == 1 << want
             else:
                 assert ctx.get(dut.grant) == 0
+            assert ctx.get(bits) == (0 if want is None else 1 << want), (req, ptr, mask)
 
-    run(dut, tb, clock=False)
+    run(top, tb, clock=False)
 
 
 @pytest.mark.parametrize("n,rule,own", [(4, "every_grant", False), (5, "on_send", False), (9, "every_grant", False),
