@@ -92,12 +92,11 @@ def test_sim_link_latency_adds_a_cycle_per_link():
                   "turns", "--depth", "4", "--load", "0.02", "--link-latency", str(ll), "--json")
         assert r.returncode == 0, r.stderr
         return json.loads(r.stdout)
-    one, two, three = run(1), run(2), run(3)
-    assert [d["params"]["link_latency"] for d in (one, two, three)] == [1, 2, 3]
-    assert two["params"]["credit_latency"] == 1 and two["params"]["va_stages"] == 1
-    assert one["hops_mean"] == two["hops_mean"] and one["accepted"] == pytest.approx(two["accepted"], rel=0.02)
-    for slow, k in ((two, 1), (three, 2)):
-        assert slow["latency_mean"] - one["latency_mean"] == pytest.approx(k * (one["hops_mean"] + 2), abs=0.1 * k)
+    one, three = run(1), run(3)
+    assert [d["params"]["link_latency"] for d in (one, three)] == [1, 3]
+    assert three["params"]["credit_latency"] == 1 and three["params"]["va_stages"] == 1
+    assert one["hops_mean"] == three["hops_mean"] and one["accepted"] == pytest.approx(three["accepted"], rel=0.02)
+    assert three["latency_mean"] - one["latency_mean"] == pytest.approx(2 * (one["hops_mean"] + 2), abs=0.2)
     r = pstar("sim", "polarstar:q=3,supernode=iq,degree=0", "--load", "0.1", "--credit-latency", "0")
     assert r.returncode == 2 and "credit_latency=0: must be an integer in 1..64" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1

@@ -15,6 +15,7 @@ import sys
 
 import numpy as np
 import pytest
+import tiers
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent / "cocotb"))
 
@@ -37,7 +38,9 @@ def garbage_schedule(net, cycles, seed):
     return eps, when, kinds
 
 
-@pytest.mark.parametrize("routing", ["polarstar", "min"])
+# CI: min (the tables); PolarStar's arithmetic unit drops garbage in the Amaranth lockstep
+# (test_hdl_network_sim.py) and this Verilator case is in the PSTAR_COSIM=full tier (CI budget)
+@pytest.mark.parametrize("routing", [pytest.param("polarstar", marks=tiers.full_only("CI budget")), "min"])
 def test_garbage_dropped_in_lockstep(routing, tmp_path):
     net = build(PS26)
     load = 0.75

@@ -31,7 +31,8 @@ CASES = [
     # dependency graph accepts (exact longest routes 5 and 8; the 4D-3 = 9 bound is not needed)
     pytest.param(PS26, "polarstar", 4, 0.75, id="ps26-polarstar"),
     pytest.param(PS26, "min", 4, 0.75, id="ps26-min"),
-    pytest.param(PS26, "polarized", 5, 0.65, id="ps26-polarized"),
+    # CI: Polarized's unit runs in the Verilator network with failed links (tables and escapes)
+    pytest.param(PS26, "polarized", 5, 0.65, id="ps26-polarized", marks=full_only),
     pytest.param(PS104, "polarstar", 4, 0.7, id="ps104-polarstar", marks=full_only),
     pytest.param(PS104, "min", 4, 0.7, id="ps104-min", marks=full_only),
     pytest.param(PS104, "polarized", 8, 0.6, id="ps104-polarized", marks=full_only),
@@ -43,10 +44,11 @@ FAULT_CYCLES = int(os.environ.get("PSTAR_FAULT_CYCLES", "4000"))
 
 # VCs: 4 for min/polarstar; Polarized with escapes needs the fewest its damaged channel dependency
 # graph accepts (8 on the 26-router network at 10%; 11, 11, 12 on the 104-router one at 5/10/20%)
-# CI: PolarStar (the exception CAM) and Polarized (recomputed tables with dead-end escapes); min's
-# recomputed tables are the same mechanism as Polarized's, in the full tier for the CI budget
+# CI: Polarized (recomputed tables with dead-end escapes); min's recomputed tables are the same
+# mechanism, and PolarStar's exception CAM is checked unit-level on damaged networks in the Amaranth
+# simulator (test_hdl_routing.py): both in the full tier for the CI budget
 FAULT_CASES = [pytest.param(PS26, r, f, v, id=f"ps26-{r}-{int(f * 100)}pct",
-                            marks=[full_only] if r == "min" else []) for r, f, v in
+                            marks=[full_only] if r != "polarized" else []) for r, f, v in
                (("min", 0.10, 4), ("polarstar", 0.10, 4), ("polarized", 0.10, 8))]
 FAULT_CASES += [pytest.param(PS104, r, f, 4, id=f"ps104-{r}-{int(f * 100)}pct", marks=full_only) for r in
                 ("min", "polarstar") for f in (0.05, 0.10, 0.20)]
@@ -82,6 +84,7 @@ def test_network_lockstep(spec, routing, vcs, load, tmp_path):
           f"{report['cycles_per_s']} cycles/s; build {meta['elaborate_s']} s elaborate + {meta['verilator_s']} s Verilator")
 
 
+@full_only          # CI budget: the pipelined configurations run in lockstep in the Amaranth simulator (test_hdl_network_sim.py)
 def test_network_lockstep_pipelined_router(tmp_path):
     """The pipelined router (two-stage VC and switch allocators, switch traversal stage) in every router of the
     26-router network, near saturation: every flit as the model delivers it, cycle for cycle."""
@@ -113,6 +116,7 @@ def test_network_lockstep_turn_classes(tmp_path):
           f"flits; build {meta['elaborate_s']} s elaborate + {meta['verilator_s']} s Verilator")
 
 
+@full_only          # CI budget: the same configuration runs in lockstep in the Amaranth simulator (test_hdl_network_sim.py)
 def test_network_lockstep_registered_links(tmp_path):
     """Link and credit latency 2 (a register on every link, `--link-latency 2 --credit-latency 2`
     of the FPGA build) with the pipelined router and 2 turn VCs, the 26-router network near

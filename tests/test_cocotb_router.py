@@ -99,7 +99,8 @@ full_only = tiers.full_only("one pipeline option alone")
 
 # stages: (va_stages, st_stage, sa_stages)
 @pytest.mark.parametrize("stages,router,load", [
-    ((1, 0, 1), ME, 0.7), ((1, 0, 1), 0, 0.9), ((1, 0, 1), 17, 0.5), ((2, 1, 3), 17, 0.9),
+    ((1, 0, 1), ME, 0.7), pytest.param((1, 0, 1), 0, 0.9, marks=full_only),
+    pytest.param((1, 0, 1), 17, 0.5, marks=full_only), ((2, 1, 3), 17, 0.9),
     pytest.param((2, 1, 2), 17, 0.9, marks=full_only),
     pytest.param((2, 0, 1), ME, 0.8, marks=full_only), pytest.param((1, 1, 1), 0, 0.8, marks=full_only),
     pytest.param((1, 0, 2), 17, 0.8, marks=full_only), pytest.param((2, 1, 1), 0, 0.9, marks=full_only)])

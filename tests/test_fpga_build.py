@@ -5,6 +5,7 @@ import json
 import pathlib
 
 import pytest
+import tiers
 
 from fpga.boards import ecp5_pll_params
 from fpga.build import FpgaConfig, build, source_commit
@@ -379,6 +380,7 @@ def test_sweeps_of_different_points_keep_each_others_rows(tmp_path, monkeypatch)
     assert "| 40.0 | router2, no wide LUTs |" in table and "| 40.0 | router1 |" in table
 
 
+@tiers.full_only("CI budget: CI builds one bitstream, the router's")
 def test_unit_build_to_bitstream(tmp_path):
     """`--design unit --id-input`: the arithmetic PolarStar unit of a 26-router network (5 lanes,
     the id an input) alone, to a bitstream. Measured 602 LUT4; the same top with the id a constant
@@ -393,6 +395,7 @@ def test_unit_build_to_bitstream(tmp_path):
     assert 300 < rep["lut4"] < 5000 and rep["ff"] > 5 * 5 + 32 and rep["fmax_mhz"] > 20
 
 
+@tiers.full_only("CI budget: two Yosys runs")
 def test_area_breakdown_by_component():
     """`pstar fpga area`: Yosys cells of the bare router summed per component. The VA arbiters do
     not depend on the payload width, the crossbar does; every module lands in one component."""

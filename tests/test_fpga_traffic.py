@@ -6,6 +6,7 @@ from collections import Counter, deque
 
 import numpy as np
 import pytest
+import tiers
 from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
@@ -27,6 +28,8 @@ from topologies import build
 
 SMALL = "polarstar:q=2,supernode=complete,degree=0"     # 7 routers, 1 endpoint each
 DIV = 4                                                 # UART clock cycles per bit in the simulations
+
+FULL = tiers.full_only("CI budget")
 
 
 def run_sim(dut, bench):
@@ -566,10 +569,13 @@ def ejections_of(seen, lay, first, start):
 # id_bits: the packet id's width (2: each source's ids wrap within the 5 packets of a run);
 # block: bits of each buffer body in block RAM (a synchronous read, with the traversal stage)
 # flit: wide, or lean (the header in heads only; the corruption then hits the first body flit)
+# CI: the one-cycle router and the 26-router FPGA build's configuration (pipelined, registered
+# links, EBR bodies, lean flits); the rest in the PSTAR_COSIM=full tier (CI budget)
 @pytest.mark.parametrize("routing,vcs,stages,latency,id_bits,block,flit", [
-    ("polarstar", 3, (1, 0, 1), (1, 1), 16, 0, "wide"), ("min", 2, (1, 0, 1), (1, 1), 16, 0, "wide"),
-    ("min", 2, (2, 1, 2), (1, 1), 16, 0, "wide"), ("min", 2, (2, 1, 2), (2, 2), 16, 36, "wide"),
-    ("polarstar", 3, (1, 0, 1), (1, 1), 2, 0, "wide"), ("polarstar", 3, (1, 0, 1), (1, 1), 16, 0, "lean"),
+    pytest.param("polarstar", 3, (1, 0, 1), (1, 1), 16, 0, "wide", marks=FULL), ("min", 2, (1, 0, 1), (1, 1), 16, 0, "wide"),
+    pytest.param("min", 2, (2, 1, 2), (1, 1), 16, 0, "wide", marks=FULL),
+    pytest.param("min", 2, (2, 1, 2), (2, 2), 16, 36, "wide", marks=FULL),
+    pytest.param("polarstar", 3, (1, 0, 1), (1, 1), 2, 0, "wide", marks=FULL), pytest.param("polarstar", 3, (1, 0, 1), (1, 1), 16, 0, "lean", marks=FULL),
     ("min", 2, (2, 1, 2), (2, 2), 8, 36, "lean")])
 def test_network_traffic_top_matches_model(routing, vcs, stages, latency, id_bits, block, flit):
     net = build(SMALL)

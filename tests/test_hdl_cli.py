@@ -2,6 +2,8 @@
 refuses bad input with one line and exit status 2."""
 import json
 
+import tiers
+
 from pstar.cli import main
 
 SMALL = "polarstar:q=2,supernode=complete,degree=0"      # 7 routers
@@ -32,6 +34,7 @@ def test_verilog_errors_are_one_line(tmp_path, capsys):
         assert err.startswith("pstar verilog: error:") and "\n" not in err, err
 
 
+@tiers.full_only("CI budget: 26 router modules elaborated")
 def test_verilog_per_router_turn_classes(tmp_path, capsys):
     """One module per router, 2 VCs with turn classes: every instance connects only the ports its
     module has (no `id`: the ids are constants)."""

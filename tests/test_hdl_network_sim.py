@@ -31,25 +31,33 @@ PIPELINED = {"va_stages": 2, "sa_stages": 2, "st_stage": 1}
 SA3 = {**PIPELINED, "sa_stages": 3}     # the switch allocator's grants registered too
 
 
+# CI runs the configurations of the FPGA builds (the 100 MHz target's, the 26-router network's
+# with a reset, the LUTRAM fronts) and malformed flits under the three-stage SA; every other option
+# alone is in the PSTAR_COSIM=full tier (CI budget). Each case is 30-130 s.
+FULL = tiers.full_only("CI budget: one option alone")
+
+
 @pytest.mark.parametrize("routing,vcs,alloc_iters,vc_policy,spec,extra", [
-    ("polarstar", 4, 1, "hops", SPEC, {}), ("min", 3, 2, "hops", SPEC, {}),
+    pytest.param("polarstar", 4, 1, "hops", SPEC, {}, marks=FULL), pytest.param("min", 3, 2, "hops", SPEC, {}, marks=FULL),
     # turn classes: 2 VCs on a diameter-3 PolarStar, each router's class steps from its neighbours
-    ("polarstar", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {}),
+    pytest.param("polarstar", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {}, marks=FULL),
     # 3 VCs in 2 turn classes: the spare VC goes to class 0 (the policy's VC table)
-    ("min", 3, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {}),
+    pytest.param("min", 3, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {}, marks=FULL),
     # registered links and credits (the FPGA network's --link-latency 2 --credit-latency 2), pipelined router
-    ("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {"link_latency": 2, "credit_latency": 2, **PIPELINED}),
+    pytest.param("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0",
+                 {"link_latency": 2, "credit_latency": 2, **PIPELINED}, marks=FULL),
     # with the VC choice from last cycle's output state (va_choice_stage): one-stage central VA,
     # whose arbiters must then check that the chosen VC is still free
-    ("polarstar", 4, 1, "hops", SPEC, {"link_latency": 3, "credit_latency": 1, "va_choice_stage": 1}),
-    ("polarstar", 4, 1, "hops", SPEC, {"link_latency": 1, "credit_latency": 3}),
+    pytest.param("polarstar", 4, 1, "hops", SPEC, {"link_latency": 3, "credit_latency": 1, "va_choice_stage": 1},
+                 marks=FULL),
+    pytest.param("polarstar", 4, 1, "hops", SPEC, {"link_latency": 1, "credit_latency": 3}, marks=FULL),
     # lean flits (the header in heads only), as the 26-router FPGA network takes them
-    ("polarstar", 4, 1, "hops", SPEC, {"flit": "lean"}),
-    ("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0",
-     {"flit": "lean", "packet_id_bits": 8, "link_latency": 2, "credit_latency": 2, **PIPELINED}),
+    pytest.param("polarstar", 4, 1, "hops", SPEC, {"flit": "lean"}, marks=FULL),
+    pytest.param("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0",
+                 {"flit": "lean", "packet_id_bits": 8, "link_latency": 2, "credit_latency": 2, **PIPELINED}, marks=FULL),
     # malformed flits of every kind: `dropped` (one counter of the routers' per-cycle drops)
     # must step with the model's drops in every cycle
-    ("polarstar", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {"garbage": 12}),
+    pytest.param("polarstar", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {"garbage": 12}, marks=FULL),
     ("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {"garbage": 12, **SA3}),
     # a reset in the middle of heavy traffic and garbage (flits in every buffer, link and
     # pipeline register): afterwards the network must behave as a fresh one, so no register
@@ -57,11 +65,13 @@ SA3 = {**PIPELINED, "sa_stages": 3}     # the switch allocator's grants register
     # written
     ("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0",
      {"flit": "lean", "packet_id_bits": 8, "link_latency": 2, "credit_latency": 2, **PIPELINED, "reset_after": 150}),
-    ("polarstar", 4, 1, "hops", SPEC, {"link_latency": 2, **PIPELINED, "garbage": 6, "reset_after": 120}),
+    pytest.param("polarstar", 4, 1, "hops", SPEC, {"link_latency": 2, **PIPELINED, "garbage": 6, "reset_after": 120},
+                 marks=FULL),
     # the separable pipelined VC allocator (hdl/separable_va.py): alone, behind the two-stage
     # request register with registered links, garbage and a reset in the middle (there with the
     # registered VC choice and the three-stage switch allocator too: the 100 MHz target's configuration)
-    ("min", 3, 2, "turns", "polarstar:q=2,supernode=iq,degree=0", {"va_separable": 1, "garbage": 8}),
+    pytest.param("min", 3, 2, "turns", "polarstar:q=2,supernode=iq,degree=0", {"va_separable": 1, "garbage": 8},
+                 marks=FULL),
     ("polarstar", 4, 1, "hops", SPEC,
      {"link_latency": 2, "credit_latency": 2, **SA3, "va_separable": 1, "va_choice_stage": 1, "garbage": 6,
       "reset_after": 120}),
@@ -71,7 +81,7 @@ SA3 = {**PIPELINED, "sa_stages": 3}     # the switch allocator's grants register
      {"flit": "lean", "packet_id_bits": 8, "link_latency": 2, "credit_latency": 2, **PIPELINED, "garbage": 6,
       "registered_fronts": False}),
     pytest.param("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {"garbage": 12, **SA3, "registered_fronts": False},
-                 marks=tiers.full_only("CI budget"))])
+                 marks=FULL)])
 def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, extra):
     net = build(spec)
     extra = dict(extra)

@@ -9,6 +9,7 @@ the 26- and 65-router networks and of 8 routers of the 104-router one. The refer
 """
 import numpy as np
 import pytest
+import tiers
 from amaranth.hdl import Shape
 from amaranth.sim import Simulator
 
@@ -23,7 +24,10 @@ from topologies import ParameterError, polarstar
 NETS = {"ps26": ("iq", 0), "ps104": ("iq", 3), "paley65": ("paley", 2)}
 
 
-@pytest.fixture(scope="module", params=list(NETS))
+# CI: every triple of the 26-router network; the 104- and 65-router ones (about a minute each) in
+# the PSTAR_COSIM=full tier
+@pytest.fixture(scope="module", params=[n if n == "ps26" else pytest.param(n, marks=tiers.full_only("CI budget"))
+                                        for n in NETS])
 def net(request):
     sn, d = NETS[request.param]
     return polarstar(3, sn, d)

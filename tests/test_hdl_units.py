@@ -6,6 +6,7 @@ import functools
 import random
 
 import pytest
+import tiers
 from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib import data
 from amaranth.sim import Simulator
@@ -344,7 +345,9 @@ def test_gf_logic_against_tables(q):
 
 
 @pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
-@pytest.mark.parametrize("routing,q,d", [("polarstar", 3, 3), ("polarstar", 5, 0), ("polarized", 3, 0), ("min", 3, 0)])
+@pytest.mark.parametrize("routing,q,d", [pytest.param("polarstar", 3, 3, marks=tiers.full_only("CI budget")),
+                                         pytest.param("polarstar", 5, 0, marks=tiers.full_only("CI budget")),
+                                         ("polarstar", 3, 0), ("polarized", 3, 0), ("min", 3, 0)])
 def test_router_netlist_has_no_constant_multiplier(routing, q, d):
     """Constant multiplications (id splits, 2-D indices, GF(q) products for q < 16) are written
     as tables or shifts and adds: FPGA synthesis would map each `$mul` to a DSP block, and a

@@ -47,7 +47,9 @@ def test_flit_words_pack_like_endpoints():
     assert real.to_int(real.keep) == 0b1_1111_0000_0001
 
 
-@pytest.mark.parametrize("engine,threads", [("top", 1), ("netlist", 1), ("netlist", 2)])
+# CI: the netlist engine on one thread; the whole-top engine and two threads in the full tier
+@pytest.mark.parametrize("engine,threads", [pytest.param("top", 1, marks=tiers.full_only("another Verilator build")),
+                                            ("netlist", 1), pytest.param("netlist", 2, marks=tiers.full_only("CI budget"))])
 def test_replay_matches_model_with_garbage_and_drain(engine, threads):
     """26 routers beyond saturation, with garbage: every flit, credit and drop matches, and after
     the sources stop the network drains with every injected flit delivered."""
@@ -69,9 +71,9 @@ def test_replay_matches_model_with_garbage_and_drain(engine, threads):
 @pytest.mark.parametrize("routing,vcs,load,cycles", [
     # VCs as tests/test_cocotb_network.py: 4, or for Polarized the fewest its CDG accepts here (8);
     # loads just past each routing's saturation (accepted ~0.66 min, ~0.62 PolarStar, ~0.47 Polarized);
-    # CI runs PolarStar; min and Polarized (each a Verilator build of its own, 1-3 min) are in the
-    # PSTAR_COSIM=full tier, for the CI budget
-    ("polarstar", 4, 0.7, 20000), pytest.param("min", 4, 0.7, 20000, marks=FULL_ONLY),
+    # each a Verilator build of its own (1-3 min) and 20,000 cycles: the PSTAR_COSIM=full tier, for
+    # the CI budget (CI replays the 26-router network above)
+    pytest.param("polarstar", 4, 0.7, 20000, marks=FULL_ONLY), pytest.param("min", 4, 0.7, 20000, marks=FULL_ONLY),
     pytest.param("polarized", 8, 0.6, 20000, marks=FULL_ONLY)])
 def test_replay_104_routers_near_saturation(routing, vcs, load, cycles):
     """The 104-router network (208 endpoints), 20,000 cycles of uniform traffic near saturation: every ejected flit, credit and cycle matches the model (netlist engine; the cocotb
