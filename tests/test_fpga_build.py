@@ -85,6 +85,8 @@ def cli(argv, capsys):
     (["--board", "ulx3s-85f", "--va-choice-stage", "2"], "va-choice-stage=2: must be an integer in 0..1"),
     (["--board", "ulx3s-85f", "--front", "sram"], "front='sram': allowed: reg, lutram"),
     (["--board", "icebreaker", "--census", "5"], "census: an ECP5 estimate"),
+    (["--board", "ulx3s-85f", "--abc", "fast"], "abc='fast': allowed: default, depth"),
+    (["--board", "icebreaker", "--abc", "depth"], "abc='depth': an ECP5 option"),
     (["--board", "ulx3s-85f", "--census", "-1"], "census=-1: must be an integer >= 0"),
 ])
 def test_bad_options_are_one_line_errors(argv, needle, capsys):
@@ -166,6 +168,11 @@ def test_dry_run_reports_the_configuration(capsys):
     assert code == 0 and rep["front"] == "reg" and lut["front"] == "lutram" and lut["build_dir"] != rep["build_dir"]
     # the default (registers) keeps the directory names of the builds before the option
     assert FpgaConfig(design="network", vcs=3).key() == FpgaConfig(design="network", vcs=3, front="reg").key()
+    code, out, err = cli(["fpga", "build", "polarstar:q=3,supernode=iq,degree=0", "--board", "ulx3s-85f",
+                          "--abc", "depth", "--dry-run", "--json"], capsys)
+    deep = json.loads(out)
+    assert code == 0 and (rep["abc"], deep["abc"]) == ("default", "depth") and deep["build_dir"] != rep["build_dir"]
+    assert FpgaConfig(vcs=3).key() == FpgaConfig(vcs=3, abc="default").key()
 
 
 def test_build_key_keeps_old_names_at_default_latencies():

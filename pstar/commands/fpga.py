@@ -4,7 +4,7 @@
                    [--ports P] [--vcs V] [--depth B] [--flit-width W] [--va-stages S] [--sa-stages S]
                    [--st-stage S] [--link-latency N] [--credit-latency N] [--vc-policy P] [--freq MHZ]
                    [--router N] [--id-input] [--seed N] [--pnr-router {router1,router2}] [--placer {heap,static}]
-                   [--no-wide-luts] [--json]
+                   [--no-wide-luts] [--abc {default,depth}] [--census N] [--json]
   pstar fpga area SPEC [--routing R] [--ports P] [--vcs V] [--depth B] [--flit-width W] [--va-stages S] [--sa-stages S]
                   [--st-stage S] [--link-latency N] [--credit-latency N] [--vc-policy P] [--router N]
                   [--no-wide-luts] [--json]
@@ -30,6 +30,13 @@ def _pnr_router(p):
 def _wide_luts(p):
     p.add_argument("--no-wide-luts", action="store_true",
                    help="ECP5: synthesize with synth_ecp5 -nowidelut (LUT4s only, no PFUMX/L6MUX wide LUTs)")
+
+
+def _abc(p):
+    p.add_argument("--abc", default="default", metavar="{default,depth}",
+                   help="ECP5: synth_ecp5's abc9 mapping script (default), or depth: the AIG mapped as it "
+                        "comes, without the passes that deepen every path to the deepest one's depth "
+                        "(fewer logic levels, more LUTs; docs/fpga.md)")
 
 
 def _router_options(p):
@@ -81,6 +88,7 @@ def _common_build(p):
     p.add_argument("--seed", type=int, default=1, help="nextpnr placement seed (default 1)")
     _pnr_router(p)
     _wide_luts(p)
+    _abc(p)
     p.add_argument("--build-dir", default=None, help="build directory (default build/fpga/<board>-<design>-<hash>)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.add_argument("--dry-run", action="store_true", help="check the options and print what would be built")
@@ -165,7 +173,7 @@ def run(args) -> Result:
                      ports=args.ports, vcs=args.vcs, depth=args.depth, flit_width=args.flit_width,
                      **_router_options_of(args), freq_mhz=args.freq, router=args.router,
                      id_input=args.id_input, seed=args.seed, pnr_router=args.pnr_router, placer=args.placer, wide_luts=not args.no_wide_luts,
-                     build_dir=args.build_dir)
+                     abc=args.abc, build_dir=args.build_dir)
     rep = build(cfg, progress=not args.quiet, dry_run=args.dry_run, census=args.census)
     if "census" in rep:
         lines = [f"{g['estimate_ns']:6.2f} ns {g['cells']:3d} cells {g['bits']:4d} bits  {g['register']}  (from {g['from']})"
