@@ -94,3 +94,46 @@ def test_census_on_ice40_is_a_one_line_error(capsys):
                        "--vcs", "1", "--depth", "2", "--flit-width", "4", "--census", "5"])
     err = capsys.readouterr().err.strip()
     assert code == 2 and "census" in err and "\n" not in err
+
+
+class ArbiterBesideChain(wiring.Component):
+    """An 8-requester round-robin arbiter (as the switch allocator's output stage) between
+    registers, beside an unrelated chain of 40 dependent XOR-AND steps."""
+    req: In(8)
+    x: In(40)
+    o: Out(9)
+
+    def elaborate(self, platform):
+        from hdl.arbiter import RoundRobinArbiter
+        m = Module()
+        m.submodules.arb = arb = RoundRobinArbiter(8, own_commit=True)
+        r, rx = Signal(8, name="req_q"), Signal(40, name="x_q")
+        gnt, y = Signal(8, name="gnt"), Signal(name="chain")
+        m.d.sync += [r.eq(self.req), rx.eq(self.x), gnt.eq(arb.grant)]
+        m.d.comb += [arb.requests.eq(r), arb.commit.eq(arb.valid)]
+        acc = rx[0]
+        for k in range(1, 40):
+            step = Signal(name=f"step{k}")
+            m.d.comb += step.eq((acc ^ rx[k]) & (rx[k - 1] | acc))
+            acc = step
+        m.d.sync += y.eq(acc)
+        m.d.comb += self.o.eq(Cat(gnt, y))
+        return m
+
+
+def test_abc_depth_script_keeps_short_paths_short(tmp_path):
+    """synth_ecp5's default abc9 script deepens the arbiter's paths to the depth of the chain
+    beside it; `--abc depth` (the script the build passes, fpga.build._abc_script) keeps them at
+    the arbiter's own depth."""
+    from fpga.build import _abc_script
+    (tmp_path / "top.il").write_text(rtlil.convert(ArbiterBesideChain(), name="top"))
+    env = tool_env("ecp5")
+    levels = {}
+    for abc in ("default", "depth"):
+        script = f"read_rtlil top.il{_abc_script(abc)}\nsynth_ecp5 -top top\nwrite_json {abc}.json\n"
+        (tmp_path / f"{abc}.ys").write_text(script)
+        subprocess.run([env["YOSYS"], "-q", "-s", f"{abc}.ys"], cwd=tmp_path, env=env, check=True)
+        eps = {e.name: e for e in census(str(tmp_path / f"{abc}.json"))}
+        # the grant register drives the output port, so its group takes the port's name
+        levels[abc] = max(sum(t == "LUT4" for _, t, _ in eps[g].path) for g in ("o", "arb.pick.mask"))
+    assert levels["depth"] <= 4 < 6 <= levels["default"], levels
