@@ -36,7 +36,8 @@ def _abc(p):
     p.add_argument("--abc", default="default", metavar="{default,depth}",
                    help="ECP5: synth_ecp5's abc9 mapping script (default), or depth: the AIG mapped as it "
                         "comes, without the passes that deepen every path to the deepest one's depth "
-                        "(fewer logic levels, more LUTs; docs/fpga.md)")
+                        "(fewer logic levels on small designs; experimental: on the 25k-LUT target router "
+                        "Yosys had not finished after 12 minutes; docs/fpga.md)")
 
 
 def _router_options(p):
