@@ -78,7 +78,6 @@ def grant_bit(requests, mask, i: int):
     asks among those at or after the pointer (`mask`), or, when none asks there, none before it
     asks at all. For a requester that needs to know only whether it won, and needs to know it
     where it sits (the three-stage switch allocator's input ports)."""
-    n = len(requests)
     high = requests & mask
     none_before = (lambda x: ~x[:i].any()) if i else (lambda x: Const(1, 1))
     return requests[i] & Mux(high.any(), mask[i] & none_before(high), none_before(requests))

@@ -598,8 +598,7 @@ class Router(wiring.Component):
                 # output arbiter -> input port (docs/fpga.md); the same grant as the arbiters'
                 for i in range(P):
                     won = Signal(name=f"sa_won_{i}")
-                    m.d.comb += won.eq(Cat(*[grant_bit(Cat(*[nom_port[j][o] for j in range(P)]), out_arb[o].mask, i)
-                                             for o in range(P)]).any())
+                    m.d.comb += won.eq(Cat(*[grant_bit(a.requests, a.mask, i) for a in out_arb]).any())
                     m.d.sync += gnt[i].eq(nom[i] & won.replicate(V))
             else:
                 m.d.sync += [gnt[i].eq(sent_oh[i]) for i in range(P)]      # 0 when nothing was granted
