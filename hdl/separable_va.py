@@ -8,9 +8,10 @@ input port or one crossing into a small arbiter (121-130 MHz alone, benchmarks/b
 `va-sep-x`):
 
   cycle t      per input port, a V:1 round-robin arbiter launches one of its VCs' requests
-               (VCs with a request in flight wait, `count_down`); the target output VC is decoded
-               to one-hot over the output VCs the port's VCs can hold, and registered (L1)
-  cycle t + 1  L1 -> L2: a register at the far end of the crossing
+               (VCs with a request in flight wait, `count_down`); the launched VC and its
+               request's output port and VC are registered (L1)
+  cycle t + 1  L1 -> L2: the target output VC, decoded to one-hot over the output VCs the
+               port's VCs can hold, in a register at the far end of the crossing
   cycle t + 2  per output VC, a round-robin arbiter over the input ports whose L2 targets it;
                it grants only while the output VC is free (else its pointer stays); a grant
                marks the output VC busy and is registered at the arbiter (G1)
@@ -47,20 +48,26 @@ def separable_va(m: Module, P: int, V: int, ovcs_of, req_valid, req_o, req_w, bu
         arb = RoundRobinArbiter(V, own_commit=True)
         m.submodules[f"sva_port_{i}"] = arb
         pending = [Signal(range(SEPARABLE_VA_TRIP + 1), name=f"sva_pending_{i}_{v}") for v in range(V)]
-        m.d.comb += [arb.requests.eq(Cat(*[req_valid[i * V + v] & (pending[v] == 0) for v in range(V)])),
+        idle = [Signal(name=f"sva_idle_{i}_{v}", init=1) for v in range(V)]     # pending == 0
+        m.d.comb += [arb.requests.eq(Cat(*[req_valid[i * V + v] & idle[v] for v in range(V)])),
                      arb.commit.eq(arb.valid), arb.commit_grant.eq(arb.grant)]
         for v in range(V):
-            count_down(m, pending[v], arb.grant[v], SEPARABLE_VA_TRIP)
+            count_down(m, pending[v], arb.grant[v], SEPARABLE_VA_TRIP, idle[v])
+        # L1 at the port holds the launched VC (one-hot, zero when nothing launched) and its
+        # request's output port and VC (binary); the target, one-hot over the output VCs the
+        # port's VCs can hold, is decoded from L1 on the way to L2 at the far end of the
+        # crossing, which has no other logic, instead of after the port's arbiter (the launch
+        # cycle's longest path on ECP5; docs/fpga.md)
+        l1_vc = _reg(m, arb.grant, f"sva_l1_vc_{i}")
+        l1_o = _reg(m, one_hot_select(arb.grant, [req_o[i * V + v] for v in range(V)]), f"sva_l1_o_{i}", True)
+        l1_w = _reg(m, one_hot_select(arb.grant, [req_w[i * V + v] for v in range(V)]), f"sva_l1_w_{i}", True)
         target = Signal(len(port_ovcs[i]), name=f"sva_target_{i}")
         m.d.comb += target.eq(Cat(*[
-            Cat(*[arb.grant[v] & (req_o[i * V + v] == o) & (req_w[i * V + v] == w)
-                  for v in range(V) if (o, w) in ovcs_of[i * V + v]]).any()
+            Cat(*[l1_vc[v] for v in range(V) if (o, w) in ovcs_of[i * V + v]]).any() & (l1_o == o) & (l1_w == w)
             for o, w in port_ovcs[i]]))
-        w_sel = one_hot_select(arb.grant, [req_w[i * V + v] for v in range(V)])
-        # L1 at the port, L2 at the far end of the crossing; the target is zero when nothing launched
-        vc_reg.append(_reg(m, _reg(m, arb.grant, f"sva_l1_vc_{i}"), f"sva_l2_vc_{i}"))
-        target_reg.append(_reg(m, _reg(m, target, f"sva_l1_target_{i}"), f"sva_l2_target_{i}"))
-        w_reg.append(_reg(m, _reg(m, w_sel, f"sva_l1_w_{i}", True), f"sva_l2_w_{i}", True))
+        vc_reg.append(_reg(m, l1_vc, f"sva_l2_vc_{i}"))
+        target_reg.append(_reg(m, target, f"sva_l2_target_{i}"))
+        w_reg.append(_reg(m, l1_w, f"sva_l2_w_{i}", True))
 
     set_busy = [[Const(0, 1)] * V for _ in range(P)]
     grant_bits = [[] for _ in range(P)]          # per port, its registered grant bits (G1)
