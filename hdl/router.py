@@ -343,18 +343,22 @@ class Router(wiring.Component):
                 level += 1
             return leaves[0]
 
-        def argmin_flat(leaves, name):
+        def argmin_flat(leaves, name, less=None):
             """argmin's answer (valid, o, w) from every pair compared at once: leaf a wins if
             valid, below every valid earlier leaf and not above any valid later one, and the
             winner's (o, w) is an AND-OR of one-hot bits. Two comparator levels and a select
             instead of a comparator and a multiplexer per tree level: the input VCs' choice over
-            the ports, whose tree was the longest path of the three-stage SA router on the ECP5."""
+            the ports, whose tree was the longest path of the three-stage SA router on the ECP5.
+            `less(a, b)`, if given, is the bit "key of leaf a < key of leaf b" (else compared here)."""
+            if less is None:
+                def less(a, b):
+                    return leaves[a][1] < leaves[b][1]
             win = []
-            for a, (va, ka, _, _) in enumerate(leaves):
+            for a, (va, _, _, _) in enumerate(leaves):
                 terms = [va]
-                for b, (vb, kb_, _, _) in enumerate(leaves):
+                for b, (vb, _, _, _) in enumerate(leaves):
                     if b != a:
-                        terms.append(~vb | ((ka < kb_) if b < a else (ka <= kb_)))
+                        terms.append(~vb | (less(a, b) if b < a else ~less(b, a)))
                 w_ = Signal(name=f"{name}_win{a}")
                 m.d.comb += w_.eq(Cat(*terms).all())
                 win.append(w_)
@@ -372,6 +376,7 @@ class Router(wiring.Component):
         best_v = [[None] * C for _ in range(R)]
         best_k = [[None] * C for _ in range(R)]
         best_w = [[None] * C for _ in range(R)]
+        next_k = {}          # va_choice_stage: the value best_k[o][c] is loaded with
         for o in range(R):
             for c in range(C):
                 members = [(~busy[o][w], occ[o][w], Const(o, ob), Const(w, wb)) for w in range(V) if cls_of[w] == c]
@@ -379,8 +384,21 @@ class Router(wiring.Component):
                 if prm.va_choice_stage:
                     # registered: the choice reads last cycle's output state (nothing free after
                     # reset, as in the model); the arbiters check "free" again
+                    next_k[o, c] = bk
                     bv, bk, bw = (_reg(m, x, f"vbest_reg_{o}_{c}_{n}") for x, n in ((bv, "v"), (bk, "k"), (bw, "w")))
                 best_v[o][c], best_k[o][c], best_w[o][c] = bv, bk, bw
+        key_lt = {}
+
+        def best_k_less(a, b):
+            """best_k[a] < best_k[b] for (port, class) pairs a, b, with the registered choice: a
+            register loaded with the comparison of the values the two keys are loaded with (the
+            same bit, also after reset: both keys reset to 0), so the input VCs' choice over the
+            ports starts at its comparisons instead of computing them"""
+            if (a, b) not in key_lt:
+                lt = Signal(name=f"vbest_lt_{a[0]}_{a[1]}_{b[0]}_{b[1]}")
+                m.d.sync += lt.eq(next_k[a] < next_k[b])
+                key_lt[a, b] = lt
+            return key_lt[a, b]
 
         def next_class(iv, o):
             """The class of the hop of input VC iv's head through network output o (a constant)."""
@@ -403,7 +421,13 @@ class Router(wiring.Component):
                     cls = next_class(iv, o)
                     key = best_k[o][cls] + (fr.prio[o] if pb else 0)
                     leaves.append((fr.mask[o] & best_v[o][cls], key, Const(o, ob), best_w[o][cls]))
-                nv, no, nw = argmin_flat(leaves, f"va_{i}_{v}")
+                less = None
+                if prm.va_choice_stage and not pb:      # the keys are best_k alone
+                    pc = [(o, next_class(iv, o)) for o in range(R)]
+
+                    def less(a, b, pc=pc):
+                        return best_k_less(pc[a], pc[b])
+                nv, no, nw = argmin_flat(leaves, f"va_{i}_{v}", less)
                 # ejection: the lowest free VC of local port R + dst_ep
                 free = Signal(V, name=f"lfree_{i}_{v}")
                 if p > 1:
