@@ -189,6 +189,7 @@ class Router(wiring.Component):
             members["id"] = In(self.id_bits)
         # credits per (network output, output VC); created here so a formal harness can read them
         B = params.depth
+        self.held_credit_error = None      # set by elaborate with the three-stage SA (_held_credits)
         self.credit_counters = [[Signal(range(B + 1), init=B, name=f"credits_{o}_{w}") for w in range(V)]
                                 for o in range(ports)]
         if self.unit.loadable:
@@ -233,6 +234,40 @@ class Router(wiring.Component):
         return [Cat(*[va_grant[iv, o, w] for o, w in ovcs_of[iv]]) for iv in range(NV)], va_set
 
     # ---------------------------------------------------------------------------------------
+    def _held_credits(self, m, held, held_is, ovcs_of, cred_gt, cin, credits, alloc_valid, va_won, va_granted, sent_oh):
+        """Drive each input VC's copy of the credit flags of the output VC it holds (three-stage
+        SA). Loaded when the VC wins an output VC, with that VC's flags as they step in this
+        cycle: no flit leaves on an output VC nobody holds, so only a returning credit steps
+        them. Then stepped as the output VC's own flags are (hdl.counter_flags.above_flags): up
+        by a credit returning on it, down by a send on it, which only its holder, this VC, makes.
+        `held_credit_error` is 1 in a cycle where an allocated VC's copy differs from the flags
+        it stands for (the lockstep tests check it is never set; synthesis drops it)."""
+        P, V, R = self.P, self.params.vcs, self.R
+        k = len(held[0])
+        inc = [[cin[o][0] & (cin[o][1] == w) if o < R else Const(0, 1) for w in range(V)] for o in range(P)]
+        above_k = [[credits[o][w] > k if o < R else Const(1, 1) for w in range(V)] for o in range(P)]
+        # the won output VC's flags after this cycle's step, a returning credit at most
+        loaded = [[[Mux(inc[o][w], cred_gt[o][w][j - 1] if j else 1, cred_gt[o][w][j]) for w in range(V)]
+                   for o in range(P)] for j in range(k)]
+        errors = []
+        for i in range(P):
+            for v in range(V):
+                iv = i * V + v
+                h = held[iv]
+                won = va_won[iv]
+                up, down, top = held_is(iv, inc), sent_oh[i][v], held_is(iv, above_k)
+                with m.If(va_granted[iv]):
+                    m.d.sync += [h[j].eq(Cat(*[won[n] & loaded[j][o][w] for n, (o, w) in enumerate(ovcs_of[iv])]).any())
+                                 for j in range(k)]
+                with m.Elif(up & ~down):
+                    m.d.sync += [h[j].eq(h[j - 1] if j else 1) for j in range(k)]
+                with m.Elif(down & ~up):
+                    m.d.sync += [h[j].eq(h[j + 1] if j + 1 < k else top) for j in range(k)]
+                truth = Cat(*[held_is(iv, [[cred_gt[o][w][j] for w in range(V)] for o in range(P)]) for j in range(k)])
+                errors.append(alloc_valid[i][v] & (Cat(*h) != truth))
+        self.held_credit_error = Signal(name="held_credit_error")
+        m.d.comb += self.held_credit_error.eq(Cat(*errors).any())
+
     def elaborate(self, platform):
         m = Module()
         R, p, P = self.R, self.p, self.P
@@ -498,31 +533,41 @@ class Router(wiring.Component):
         # credits > 0 (> 1, > 2 for the pipelined SA's spares) of each network output VC, as flags
         # kept beside the counters (hdl.counter_flags): the input stage reads flip-flops
         cred_gt = [[credit_flags[o][w] if o < R else [Const(1, 1)] * prm.sa_stages for w in range(V)] for o in range(P)]
-        has_credit = [[cred_gt[o][w][0] for w in range(V)] for o in range(P)]
         elig = [[Signal(name=f"elig_{i}_{v}") for v in range(V)] for i in range(P)]
         if prm.sa_stages >= 2:
             # last cycle's nomination per input port (one-hot VC, one-hot output port)
             nom = [Signal(V, name=f"sa_nom_{i}") for i in range(P)]
             nom_port = [Signal(P, name=f"sa_nom_port_{i}") for i in range(P)]
-            spare = [[cred_gt[o][w][1] for w in range(V)] for o in range(P)]
         if prm.sa_stages == 3:
             # last cycle's grant per input port (one-hot VC): the flit it sends in this cycle
             gnt = [Signal(V, name=f"sa_gnt_{i}") for i in range(P)]
-            spare2 = [[cred_gt[o][w][2] for w in range(V)] for o in range(P)]
+        # three-stage SA: each input VC keeps the credit flags (> 0, > 1, > 2) of the output VC it
+        # holds in registers of its own, so that its eligibility reads flip-flops instead of
+        # selecting the flags of the output VC it holds (an AND-OR over ovcs_of[iv]: three logic
+        # levels of the switch allocator's input stage on ECP5). Exact whenever the VC holds an
+        # output VC, the only time they are read (`held_credit_error` below checks it)
+        held = None
+        if prm.sa_stages == 3:
+            held = [[Signal(name=f"held_credits_{iv // V}_{iv % V}_gt{j}") for j in range(prm.sa_stages)]
+                    for iv in range(NV)]
+
+        def held_flag(iv, j):
+            return held[iv][j] if held is not None else held_is(iv, [[cred_gt[o][w][j] for w in range(V)] for o in range(P)])
+
         for i in range(P):
             for v in range(V):
                 iv = i * V + v
-                credit_ok = held_is(iv, has_credit)
+                credit_ok = held_flag(iv, 0)
                 if prm.sa_stages >= 2:
                     # a VC nominated last cycle may send in this one (or, three stages, the
                     # next), one granted last cycle sends in this one: to be nominated again it
                     # needs a flit and a credit to spare for each, and none of those flits (the
                     # front, then the next) may be its tail, so a nomination is still eligible
                     # when it sends
-                    spare_ok = held_is(iv, spare)
+                    spare_ok = held_flag(iv, 1)
                     one = count_gt[i][v][1] & spare_ok & ~fronts[i][v].flit.tail
                     if prm.sa_stages == 3:
-                        two = count_gt[i][v][2] & held_is(iv, spare2) & ~fronts[i][v].flit.tail & ~bufs[i].peek[v]
+                        two = count_gt[i][v][2] & held_flag(iv, 2) & ~fronts[i][v].flit.tail & ~bufs[i].peek[v]
                         ok = Mux(nom[i][v] & gnt[i][v], two, Mux(nom[i][v] | gnt[i][v], one, count_gt[i][v][0] & credit_ok))
                     else:
                         ok = Mux(nom[i][v], one, count_gt[i][v][0] & credit_ok)
@@ -700,6 +745,9 @@ class Router(wiring.Component):
                 with m.Elif(inc & ~dec):
                     m.d.sync += credits[o][w].eq(credits[o][w] + 1)
                 above_flags(m, credits[o][w], inc, dec, credit_flags[o][w])
+        if held is not None:
+            self._held_credits(m, held, held_is, ovcs_of, cred_gt, cin, credits, alloc_valid, va_won, va_granted,
+                               sent_oh)
 
         # ---- malformed flits: dropped when the port sends nothing ----------------------------
         drop = []
