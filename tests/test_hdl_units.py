@@ -474,3 +474,34 @@ def test_flit_layout_carries_the_optional_fields_the_unit_reads():
         with pytest.raises(ParameterError) as exc:
             call()
         assert str(exc.value).startswith(what) and "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize("trip", [1, 2, 4])
+def test_count_down_idle_flag_is_the_counter_at_zero(trip):
+    """`count_down`'s idle register (what the separable VA's launch reads) equals `counter == 0`
+    in every cycle, under launches at random times, also while the counter runs."""
+    from hdl.delay import count_down
+    m = Module()
+    counter = Signal(range(trip + 1))
+    launch, idle = Signal(), Signal(init=1)
+    count_down(m, counter, launch, trip, idle)
+    rng = random.Random(trip)
+    seen = set()
+
+    async def tb(ctx):
+        ref = 0
+        for t in range(300):
+            go = rng.random() < 0.3
+            ctx.set(launch, go)
+            assert ctx.get(counter) == ref and ctx.get(idle) == (ref == 0), t
+            seen.add(ref)
+            await ctx.tick()
+            ref = trip if go else max(ref - 1, 0)
+
+    sim = Simulator(m)
+    sim.add_clock(1e-6)
+    sim.add_testbench(tb)
+    sim.run()
+    assert seen == set(range(trip + 1))
+    with pytest.raises(ValueError, match="trip"):
+        count_down(Module(), Signal(2), Signal(), 0)
