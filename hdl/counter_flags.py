@@ -23,11 +23,17 @@ def flags_for(counter: Signal, k: int, name: str) -> list[Signal]:
 def above_flags(m: Module, counter: Signal, up, down, flags: list[Signal]):
     """Drive `flags` (from `flags_for`) so that flags[j] = (counter > j) in every cycle, for a
     `counter` the caller steps by +1 when `up & ~down` and by -1 when `down & ~up`."""
+    step_flags(m, up, down, flags, counter > len(flags))
+
+
+def step_flags(m: Module, up, down, flags: list[Signal], beyond):
+    """The step of `above_flags` for flags of a counter held elsewhere: on +1 flag j takes flag
+    j - 1 (1 for j = 0), on -1 flag j + 1, the last one `beyond` (the bit counter > len(flags))."""
     k = len(flags)
     with m.If(up & ~down):
         m.d.sync += [flags[j].eq(flags[j - 1] if j else 1) for j in range(k)]
     with m.Elif(down & ~up):
-        m.d.sync += [flags[j].eq(flags[j + 1] if j + 1 < k else counter > k) for j in range(k)]
+        m.d.sync += [flags[j].eq(flags[j + 1] if j + 1 < k else beyond) for j in range(k)]
 
 
-__all__ = ["above_flags", "flags_for"]
+__all__ = ["above_flags", "flags_for", "step_flags"]

@@ -46,7 +46,7 @@ from .arbiter import RoundRobinArbiter, RoundRobinPick, grant_bit, lowest_set_bi
 from .buffer import VCBuffer
 from .checks import quiet_on_error
 from .crossbar import Crossbar, body_of, front_fields, split_layout
-from .counter_flags import above_flags, flags_for
+from .counter_flags import above_flags, flags_for, step_flags
 from .delay import delay_line
 from .delay import register as _reg
 from .gf import index2
@@ -234,11 +234,12 @@ class Router(wiring.Component):
         return [Cat(*[va_grant[iv, o, w] for o, w in ovcs_of[iv]]) for iv in range(NV)], va_set
 
     # ---------------------------------------------------------------------------------------
-    def _held_credits(self, m, held, held_is, ovcs_of, cred_gt, cin, credits, alloc_valid, va_won, va_granted, sent_oh):
+    def _held_credits(self, m, held, held_is, ovcs_of, cred_tables, cin, credits, alloc_valid, va_won, va_granted,
+                      sent_oh):
         """Drive each input VC's copy of the credit flags of the output VC it holds (three-stage
         SA). Loaded when the VC wins an output VC, with that VC's flags as they step in this
         cycle: no flit leaves on an output VC nobody holds, so only a returning credit steps
-        them. Then stepped as the output VC's own flags are (hdl.counter_flags.above_flags): up
+        them. Then stepped as the output VC's own flags are (hdl.counter_flags.step_flags): up
         by a credit returning on it, down by a send on it, which only its holder, this VC, makes.
         `held_credit_error` is 1 in a cycle where an allocated VC's copy differs from the flags
         it stands for (the lockstep tests check it is never set; synthesis drops it)."""
@@ -247,7 +248,7 @@ class Router(wiring.Component):
         inc = [[cin[o][0] & (cin[o][1] == w) if o < R else Const(0, 1) for w in range(V)] for o in range(P)]
         above_k = [[credits[o][w] > k if o < R else Const(1, 1) for w in range(V)] for o in range(P)]
         # the won output VC's flags after this cycle's step, a returning credit at most
-        loaded = [[[Mux(inc[o][w], cred_gt[o][w][j - 1] if j else 1, cred_gt[o][w][j]) for w in range(V)]
+        loaded = [[[Mux(inc[o][w], cred_tables[j - 1][o][w] if j else 1, cred_tables[j][o][w]) for w in range(V)]
                    for o in range(P)] for j in range(k)]
         errors = []
         for i in range(P):
@@ -255,15 +256,12 @@ class Router(wiring.Component):
                 iv = i * V + v
                 h = held[iv]
                 won = va_won[iv]
-                up, down, top = held_is(iv, inc), sent_oh[i][v], held_is(iv, above_k)
                 with m.If(va_granted[iv]):
                     m.d.sync += [h[j].eq(Cat(*[won[n] & loaded[j][o][w] for n, (o, w) in enumerate(ovcs_of[iv])]).any())
                                  for j in range(k)]
-                with m.Elif(up & ~down):
-                    m.d.sync += [h[j].eq(h[j - 1] if j else 1) for j in range(k)]
-                with m.Elif(down & ~up):
-                    m.d.sync += [h[j].eq(h[j + 1] if j + 1 < k else top) for j in range(k)]
-                truth = Cat(*[held_is(iv, [[cred_gt[o][w][j] for w in range(V)] for o in range(P)]) for j in range(k)])
+                with m.Else():
+                    step_flags(m, held_is(iv, inc), sent_oh[i][v], h, held_is(iv, above_k))
+                truth = Cat(*[held_is(iv, cred_tables[j]) for j in range(k)])
                 errors.append(alloc_valid[i][v] & (Cat(*h) != truth))
         self.held_credit_error = Signal(name="held_credit_error")
         m.d.comb += self.held_credit_error.eq(Cat(*errors).any())
@@ -532,7 +530,9 @@ class Router(wiring.Component):
             port_oh.append(po)
         # credits > 0 (> 1, > 2 for the pipelined SA's spares) of each network output VC, as flags
         # kept beside the counters (hdl.counter_flags): the input stage reads flip-flops
-        cred_gt = [[credit_flags[o][w] if o < R else [Const(1, 1)] * prm.sa_stages for w in range(V)] for o in range(P)]
+        # (cred_tables[j][o][w]: credits > j of output VC (o, w); 1 for the local outputs)
+        cred_tables = [[[credit_flags[o][w][j] if o < R else Const(1, 1) for w in range(V)] for o in range(P)]
+                       for j in range(prm.sa_stages)]
         elig = [[Signal(name=f"elig_{i}_{v}") for v in range(V)] for i in range(P)]
         if prm.sa_stages >= 2:
             # last cycle's nomination per input port (one-hot VC, one-hot output port)
@@ -552,7 +552,7 @@ class Router(wiring.Component):
                     for iv in range(NV)]
 
         def held_flag(iv, j):
-            return held[iv][j] if held is not None else held_is(iv, [[cred_gt[o][w][j] for w in range(V)] for o in range(P)])
+            return held[iv][j] if held is not None else held_is(iv, cred_tables[j])
 
         for i in range(P):
             for v in range(V):
@@ -746,7 +746,7 @@ class Router(wiring.Component):
                     m.d.sync += credits[o][w].eq(credits[o][w] + 1)
                 above_flags(m, credits[o][w], inc, dec, credit_flags[o][w])
         if held is not None:
-            self._held_credits(m, held, held_is, ovcs_of, cred_gt, cin, credits, alloc_valid, va_won, va_granted,
+            self._held_credits(m, held, held_is, ovcs_of, cred_tables, cin, credits, alloc_valid, va_won, va_granted,
                                sent_oh)
 
         # ---- malformed flits: dropped when the port sends nothing ----------------------------
