@@ -66,7 +66,7 @@ class FpgaConfig:
     flit_width: int = 32
     va_stages: int = 1               # VC allocation stages (sim.params.RouterParams.va_stages)
     sa_stages: int = 1               # switch allocation stages (RouterParams.sa_stages)
-    st_stage: int = 0                # 1: switch traversal a cycle after SA (RouterParams.st_stage)
+    st_stage: int = 0                # 1, 2: switch traversal 1, 2 cycles after SA (RouterParams.st_stage)
     va_separable: int = 0            # 1: separable pipelined VC allocator (RouterParams.va_separable)
     va_choice_stage: int = 0         # 1: registered VC choice (RouterParams.va_choice_stage)
     vc_policy: str = "hops"          # VC classes (routing_logic.base.VC_POLICIES): hops or turns
@@ -75,7 +75,7 @@ class FpgaConfig:
     header: str = "routing"          # optional header fields the flits carry (sim.flit.HEADERS)
     flit: str = "wide"               # flit format (sim.flit.FLIT_FORMATS): wide, or lean (header in heads only)
     packet_id_bits: int = 16         # the flits' packet id (RouterParams.packet_id_bits)
-    body_bram: str = "off"           # buffer bodies in block RAM: auto (with st_stage 1, as the device allows) or off
+    body_bram: str = "off"           # buffer bodies in block RAM: auto (with st_stage >= 1, as the device allows) or off
     front: str = "reg"               # input VC fronts (FRONTS): registers, or LUTRAM reads for the dense network builds
     freq_mhz: float | None = None    # None: 100 MHz on ECP5, the 12 MHz board clock on iCE40
     router: int = 0                  # which router of SPEC the router / unit design builds
@@ -143,7 +143,7 @@ def validate(cfg: FpgaConfig):
     _int("flit-width", cfg.flit_width, 1, 1024)
     _int("va-stages", cfg.va_stages, 1, 2)
     _int("sa-stages", cfg.sa_stages, 1, 3)
-    _int("st-stage", cfg.st_stage, 0, 1)
+    _int("st-stage", cfg.st_stage, 0, 2)
     _int("va-separable", cfg.va_separable, 0, 1)
     _int("va-choice-stage", cfg.va_choice_stage, 0, 1)
     _int("link-latency", cfg.link_latency, 1, 8)

@@ -26,7 +26,8 @@ grants take effect at t + 1; with `va_stages = 2` the arbiters take the requests
 t - 1 that still hold: input VC without output VC, output VC free), SA
 (input-first separable, `alloc_iters` iterations, round-robin arbiters with the contract's
 pointer rules), traversal (crossbar, credit decrement, tail releases the output VC; with
-`st_stage = 1` the crossbar runs in t + 1 on SA's registered choices) and credit return.
+`st_stage = 1` the crossbar runs in t + 1 on SA's registered choices, with `st_stage = 2` in
+t + 2, the body read registered twice) and credit return.
 Malformed flits are dropped by the rule of docs/microarchitecture.md ("Malformed flits"): popped
 in a cycle in which their input port sends nothing, their credit returned, and counted on
 `dropped`.
@@ -116,7 +117,7 @@ class Router(wiring.Component):
     (`Routing.class_steps()[router]`), or None for hop classes (every step 1); vc_class: the class
     of each VC (the VC policy's `vc_class_table()`), or None for `class_of_vc`; body_block_bits:
     how many bits of each input buffer's body go to block RAM (`hdl/buffer.py`; needs the switch
-    traversal stage, st_stage = 1; capped at the body's width; the same cycles either way);
+    traversal stage, st_stage >= 1; capped at the body's width; the same cycles either way);
     registered_fronts: each input VC's front in a register (`VCBuffer(registered_front=True)`, the
     faster router) or read from the port's LUTRAM (the smaller one); the same cycles either way.
     """
@@ -157,7 +158,7 @@ class Router(wiring.Component):
         if not isinstance(body_block_bits, int) or isinstance(body_block_bits, bool) or body_block_bits < 0:
             raise ValueError(f"body_block_bits={body_block_bits!r}: must be an integer >= 0")
         if body_block_bits and not params.st_stage:
-            raise ValueError(f"body_block_bits={body_block_bits}: block RAM reads take a cycle; needs st_stage=1")
+            raise ValueError(f"body_block_bits={body_block_bits}: block RAM reads take a cycle; needs st_stage >= 1")
         if not isinstance(registered_fronts, bool):
             raise ValueError(f"registered_fronts={registered_fronts!r}: must be True or False")
         self.registered_fronts = registered_fronts
@@ -708,21 +709,22 @@ class Router(wiring.Component):
                 m.d.comb += [sf.eq(fronts[i][0].flit), sw.eq(alloc_w[i][0])]
             sel_front.append(sf)
             sel_w.append(sw)
-        # the crossbar: in this cycle, or (st_stage = 1) in the next one from registered choices
-        # and the buffers' registered body reads (VCBuffer body_sync)
+        # the crossbar: in this cycle, or (st_stage >= 1) st_stage cycles later from registered
+        # choices and the buffers' registered body reads (VCBuffer body_sync); with st_stage = 2
+        # the body read is registered once more (a block RAM's clock-to-output ends there)
         m.submodules.xbar = xbar = Crossbar(P, V, self.layout, self.front_fields)
         st = prm.st_stage
 
-        def stage(value, name, data=True):
-            if not st:
-                return value
-            r_ = Signal.like(value, name=f"st_{name}", reset_less=data)
-            m.d.sync += r_.eq(value)
-            return r_
+        def stage(value, name, data=True, cycles=st):
+            for k in range(cycles):
+                r_ = Signal.like(value, name=f"st{k + 1 if k else ''}_{name}", reset_less=data)
+                m.d.sync += r_.eq(value)
+                value = r_
+            return value
 
         for i in range(P):
             m.d.comb += [xbar.front[i].eq(stage(sel_front[i], f"front_{i}")), xbar.vc[i].eq(stage(sel_w[i], f"w_{i}")),
-                         xbar.body[i].eq(bufs[i].rd_body)]
+                         xbar.body[i].eq(stage(bufs[i].rd_body, f"body_{i}", cycles=max(st - 1, 0)))]
         for o in range(P):
             fl = xbar.out_flit[o]
             m.d.comb += xbar.sel[o].eq(stage(out_sel[o], f"sel_{o}", data=False))     # the output's valid

@@ -635,7 +635,7 @@ def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, SS, ST,
                             pk_phase[pk] = 1
                     if o < R:
                         credits[r, o, w] -= 1
-                        s2 = (t + ST + LL) % RING     # ST: the flit leaves the router a cycle after SA
+                        s2 = (t + ST + LL) % RING     # ST: the flit leaves the router ST cycles after SA
                         ka = a_cnt[s2]
                         a_r[s2, ka] = nbr_r[r, o]
                         a_p[s2, ka] = nbr_p[r, o]

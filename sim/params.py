@@ -33,7 +33,10 @@ class RouterParams:
     # switch allocation: 1, 2 (input stage, then output stage), or 3 (the output stage's grant
     # registered: the granted flit is sent in the cycle after)
     sa_stages: int = DEFAULTS["sa_stages"]
-    st_stage: int = DEFAULTS["st_stage"]            # 1: switch traversal in the cycle after SA
+    # switch traversal: 0 in the SA cycle, 1 in the cycle after (SA's choices registered, the
+    # body read synchronous), 2 a cycle later still (the body read registered once more: a block
+    # RAM's clock-to-output off the crossbar's path); the flit reaches the link st_stage cycles later
+    st_stage: int = DEFAULTS["st_stage"]
     # 1: separable pipelined VC allocation (each input port launches one request a cycle, a P:1
     # arbiter per output VC, registers at both ends of each crossing: 4 more cycles per allocation)
     va_separable: int = DEFAULTS["va_separable"]
@@ -44,7 +47,7 @@ class RouterParams:
     def __post_init__(self):
         limits = {"vcs": (1, 64), "depth": (1, 1 << 16), "packet_flits": (1, 256), "link_latency": (1, 64),
                   "credit_latency": (1, 64), "watchdog": (10, 10**9), "payload_bits": (0, 4096), "packet_id_bits": (1, 32), "alloc_iters": (1, 8),
-                  "va_stages": (1, 2), "sa_stages": (1, 3), "st_stage": (0, 1), "va_separable": (0, 1),
+                  "va_stages": (1, 2), "sa_stages": (1, 3), "st_stage": (0, 2), "va_separable": (0, 1),
                   "va_choice_stage": (0, 1)}
         for key, (lo, hi) in limits.items():
             v = getattr(self, key)

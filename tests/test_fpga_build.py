@@ -82,6 +82,7 @@ def cli(argv, capsys):
     (["--board", "ulx3s-85f", "--body-bram", "all"], "--body-bram: invalid choice: 'all'"),
     (["--board", "ulx3s-85f", "--va-separable", "2"], "va-separable=2: must be an integer in 0..1"),
     (["--board", "ulx3s-85f", "--sa-stages", "4"], "sa-stages=4: must be an integer in 1..3"),
+    (["--board", "ulx3s-85f", "--st-stage", "3"], "st-stage=3: must be an integer in 0..2"),
     (["--board", "ulx3s-85f", "--va-choice-stage", "2"], "va-choice-stage=2: must be an integer in 0..1"),
     (["--board", "ulx3s-85f", "--front", "sram"], "front='sram': allowed: reg, lutram"),
     (["--board", "icebreaker", "--census", "5"], "census: an ECP5 estimate"),
@@ -133,6 +134,7 @@ def test_dry_run_reports_the_configuration(capsys):
     ebr = {}
     for extra in (["--design", "network", "--body-bram", "auto"], ["--design", "router", "--body-bram", "auto"],
                   ["--design", "network"], ["--design", "network", "--body-bram", "auto", "--st-stage", "0"],
+                  ["--design", "router", "--body-bram", "auto", "--st-stage", "2"],
                   ["--design", "network", "--body-bram", "auto", "--vcs", "4", "--depth", "256"]):
         code, out, err = cli(["fpga", "build", "polarstar:q=3,supernode=iq,degree=0", "--board", "ulx3s-85f",
                               "--routing", "min", "--vcs", "2", "--vc-policy", "turns", "--depth", "4", "--st-stage", "1",
@@ -141,7 +143,7 @@ def test_dry_run_reports_the_configuration(capsys):
         ebr[" ".join(extra[1:])] = json.loads(out)["body_bram_bits"]
     # the whole body: 63 bits (one endpoint per router: dst_ep rides in the body, hdl.crossbar.front_fields)
     assert ebr == {"network --body-bram auto": 36, "router --body-bram auto": 63, "network": 0,   # off by default
-                   "network --body-bram auto --st-stage 0": 0,
+                   "network --body-bram auto --st-stage 0": 0, "router --body-bram auto --st-stage 2": 63,
                    "network --body-bram auto --vcs 4 --depth 256": 0}   # V·B = 1024: two EBRs per 36 bits, 260 > 208
     code, out, err = cli(["fpga", "build", "polarstar:q=3,supernode=iq,degree=0", "--board", "ulx3s-85f",
                           "--design", "network", "--vcs", "2", "--vc-policy", "turns", "--dry-run", "--json"], capsys)

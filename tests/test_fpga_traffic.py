@@ -567,7 +567,8 @@ def ejections_of(seen, lay, first, start):
 # V = the routing's VC classes; stages = (va_stages, st_stage, sa_stages): the one-cycle and the
 # pipelined router; latency = (link, credit): registered links as the network build can take them;
 # id_bits: the packet id's width (2: each source's ids wrap within the 5 packets of a run);
-# block: bits of each buffer body in block RAM (a synchronous read, with the traversal stage)
+# block: bits of each buffer body in block RAM (a synchronous read, with the traversal stage;
+# st_stage 2 registers it again)
 # flit: wide, or lean (the header in heads only; the corruption then hits the first body flit)
 # CI: the one-cycle router and the 26-router FPGA build's configuration (pipelined, registered
 # links, EBR bodies, lean flits); the rest in the PSTAR_COSIM=full tier (CI budget)
@@ -576,7 +577,9 @@ def ejections_of(seen, lay, first, start):
     pytest.param("min", 2, (2, 1, 2), (1, 1), 16, 0, "wide", marks=FULL),
     pytest.param("min", 2, (2, 1, 2), (2, 2), 16, 36, "wide", marks=FULL),
     pytest.param("polarstar", 3, (1, 0, 1), (1, 1), 2, 0, "wide", marks=FULL), pytest.param("polarstar", 3, (1, 0, 1), (1, 1), 16, 0, "lean", marks=FULL),
-    ("min", 2, (2, 1, 2), (2, 2), 8, 36, "lean")])
+    ("min", 2, (2, 1, 2), (2, 2), 8, 36, "lean"),
+    # the 8-port target's stages: three-stage SA, the body's block RAM read registered again
+    pytest.param("min", 2, (2, 2, 3), (2, 2), 8, 36, "lean", marks=FULL)])
 def test_network_traffic_top_matches_model(routing, vcs, stages, latency, id_bits, block, flit):
     net = build(SMALL)
     params = RouterParams(vcs=vcs, va_stages=stages[0], st_stage=stages[1], sa_stages=stages[2],

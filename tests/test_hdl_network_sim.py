@@ -75,6 +75,11 @@ FULL = tiers.full_only("CI budget: one option alone")
     ("polarstar", 4, 1, "hops", SPEC,
      {"link_latency": 2, "credit_latency": 2, **SA3, "va_separable": 1, "va_choice_stage": 1, "garbage": 6,
       "reset_after": 120}),
+    # the same with the body read registered twice (st_stage 2: a block RAM's clock-to-output ends
+    # at a register)
+    pytest.param("polarstar", 4, 1, "hops", SPEC,
+                 {"link_latency": 2, "credit_latency": 2, **SA3, "st_stage": 2, "va_separable": 1, "va_choice_stage": 1,
+                  "garbage": 6, "reset_after": 120}, marks=FULL),
     # the fronts read from each port's LUTRAM instead of registers (`--front lutram`, the dense
     # network build): the 26-router network's configuration, and the three-stage SA's peek
     ("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0",

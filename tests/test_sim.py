@@ -47,7 +47,7 @@ def check_trace(sim):
 def test_zero_load_latency_is_exact(ps104, hops_case):
     """One packet in an empty network: latency = 2h + L + 2 (docs/microarchitecture.md), one
     cycle more per router on the path (h + 1 of them) with the two-stage VC allocator, one more
-    with the two-stage switch allocator (two with three stages), one more with the switch traversal stage, and four more
+    with the two-stage switch allocator (two with three stages), one more with the switch traversal stage (two with st_stage 2), and four more
     with the separable VC allocator; none with the registered VC choice (its state a cycle old is
     the same at zero load)."""
     net = ps104
@@ -58,7 +58,8 @@ def test_zero_load_latency_is_exact(ps104, hops_case):
     for L, vs, ss, st, sep, ch in ((1, 1, 1, 0, 0, 0), (4, 1, 1, 0, 0, 0), (1, 2, 1, 0, 0, 0), (4, 2, 1, 0, 0, 0),
                                    (4, 1, 1, 1, 0, 0), (4, 2, 1, 1, 0, 0), (1, 1, 2, 0, 0, 0), (4, 1, 2, 0, 0, 0),
                                    (4, 2, 2, 1, 0, 0), (1, 1, 1, 0, 1, 0), (4, 2, 2, 1, 1, 0), (4, 1, 1, 0, 0, 1),
-                                   (4, 2, 2, 1, 1, 1), (1, 1, 3, 0, 0, 0), (4, 1, 3, 0, 0, 0), (4, 2, 3, 1, 1, 1)):
+                                   (4, 2, 2, 1, 1, 1), (1, 1, 3, 0, 0, 0), (4, 1, 3, 0, 0, 0), (4, 2, 3, 1, 1, 1),
+                                   (1, 1, 1, 2, 0, 0), (4, 2, 3, 2, 1, 1)):
         sim = NetworkSim(net, "min", RouterParams(vcs=4, packet_flits=L, va_stages=vs, sa_stages=ss, st_stage=st,
                                                   va_separable=sep, va_choice_stage=ch), load=0.0, trace=100)
         sim.add_packets([s_ep], [t_ep], [5])
@@ -73,7 +74,8 @@ def test_zero_load_latency_is_exact(ps104, hops_case):
                          + [(r, 2, 2, 1, 0, 0) for r in ("min", "polarized", "ugal")]
                          + [("polarstar", 2, 1, 0, 0, 0), ("polarstar", 1, 2, 0, 0, 0), ("polarstar", 1, 1, 0, 1, 0),
                             ("polarized", 2, 2, 1, 1, 0), ("valiant", 2, 1, 0, 1, 0), ("polarized", 1, 1, 0, 0, 1),
-                            ("polarstar", 2, 2, 1, 1, 1), ("polarized", 1, 3, 0, 0, 0), ("polarstar", 2, 3, 1, 1, 1)])
+                            ("polarstar", 2, 2, 1, 1, 1), ("polarized", 1, 3, 0, 0, 0), ("polarstar", 2, 3, 1, 1, 1),
+                            ("polarstar", 2, 3, 2, 1, 1)])
 def test_conservation_and_order(ps104, routing, va_stages, sa_stages, st, sep, ch):
     """Every flit once, at its destination, in order (with the two-stage VA too: its stale-request
     rules keep each output VC to one packet at a time; with the two-stage SA: a nomination is sent

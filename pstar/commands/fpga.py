@@ -46,8 +46,10 @@ def _router_options(p):
     p.add_argument("--sa-stages", type=int, default=1, metavar="{1,2,3}",
                    help="switch allocation in one cycle (1, default), over two: input stage, then output stage (2), "
                         "or three: the output stage's grants registered, the flits sent in the next cycle (3)")
-    p.add_argument("--st-stage", type=int, default=0, metavar="{0,1}",
-                   help="1: switch traversal in the cycle after switch allocation (default 0)")
+    p.add_argument("--st-stage", type=int, default=0, metavar="{0,1,2}",
+                   help="1: switch traversal in the cycle after switch allocation; 2: two cycles after, the "
+                        "buffer body's read registered once more (off a block RAM's clock-to-output path; "
+                        "default 0)")
     p.add_argument("--va-separable", type=int, default=0, metavar="{0,1}",
                    help="1: separable pipelined VC allocator, 4 more cycles per VC allocation, short paths "
                         "(hdl/separable_va.py; default 0: the central one)")
@@ -65,7 +67,7 @@ def _router_options(p):
                         "faster router) or read from the port's LUTRAM (lutram: fewer LUTs, for the dense "
                         "network builds); the same cycles either way")
     p.add_argument("--body-bram", default="off", choices=("auto", "off"),
-                   help="with --st-stage 1: keep each input buffer's body (the flit fields only the crossbar "
+                   help="with --st-stage 1 or 2: keep each input buffer's body (the flit fields only the crossbar "
                         "reads) in block RAM as far as the device's EBRs go, 36 bits per EBR and buffer "
                         "(auto: fewer LUTs for network prototypes), or all in LUTRAM (off, default)")
 
@@ -161,7 +163,7 @@ def run(args) -> Result:
                 f"B={rep['depth']} W={rep['flit_width']} ({rep['flit_bits']}-bit {rep['flit']} flits, header {rep['header']}, "
                 f"{rep['packet_id_bits']}-bit packet ids)"
                 f"{', two-stage VA' if rep['va_stages'] == 2 else ''}"
-                f"{', %s-stage SA' % ('two' if rep['sa_stages'] == 2 else 'three') if rep['sa_stages'] > 1 else ''}{', ST stage' if rep['st_stage'] else ''}"
+                f"{', %s-stage SA' % ('two' if rep['sa_stages'] == 2 else 'three') if rep['sa_stages'] > 1 else ''}{('', ', ST stage', ', two ST stages')[rep['st_stage']]}"
                 f"{', separable VA' if rep['va_separable'] else ''}"
                 f"{', registered VC choice' if rep['va_choice_stage'] else ''}"
                 f"{', turn VC classes' if rep['vc_policy'] == 'turns' else ''}"

@@ -29,7 +29,7 @@ def add_common(p):
     p.add_argument("--sa-stages", type=int, default=None,
                    help="switch allocation stages: 1 (default), 2 (input stage, then output stage) or 3 "
                         "(the output stage's grants registered)")
-    p.add_argument("--st-stage", type=int, default=None, help="1: switch traversal a cycle after SA (default 0)")
+    p.add_argument("--st-stage", type=int, default=None, help="switch traversal 1 or 2 cycles after SA (default 0)")
     p.add_argument("--va-separable", type=int, default=None,
                    help="1: separable pipelined VC allocator, 4 more cycles per VC allocation (default 0)")
     p.add_argument("--va-choice-stage", type=int, default=None,
