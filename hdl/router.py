@@ -235,7 +235,7 @@ class Router(wiring.Component):
         return [Cat(*[va_grant[iv, o, w] for o, w in ovcs_of[iv]]) for iv in range(NV)], va_set
 
     # ---------------------------------------------------------------------------------------
-    def _held_credits(self, m, held, held_is, ovcs_of, cred_tables, cin, credits, alloc_valid, va_won, va_granted,
+    def _held_credits(self, m, held, held_is, ovcs_of, cred_tables, cin_oh, credits, alloc_valid, va_won, va_granted,
                       sent_oh):
         """Drive each input VC's copy of the credit flags of the output VC it holds (three-stage
         SA). Loaded when the VC wins an output VC, with that VC's flags as they step in this
@@ -246,7 +246,7 @@ class Router(wiring.Component):
         it stands for (the lockstep tests check it is never set; synthesis drops it)."""
         P, V, R = self.P, self.params.vcs, self.R
         k = len(held[0])
-        inc = [[cin[o][0] & (cin[o][1] == w) if o < R else Const(0, 1) for w in range(V)] for o in range(P)]
+        inc = [[cin_oh[o][w] if o < R else Const(0, 1) for w in range(V)] for o in range(P)]
         above_k = [[credits[o][w] > k if o < R else Const(1, 1) for w in range(V)] for o in range(P)]
         # the won output VC's flags after this cycle's step, a returning credit at most
         loaded = [[[Mux(inc[o][w], cred_tables[j - 1][o][w] if j else 1, cred_tables[j][o][w]) for w in range(V)]
@@ -293,8 +293,21 @@ class Router(wiring.Component):
         # ---- link inputs (latency - 1 registers) -----------------------------------------
         fin = [delay_line(m, self.flit_in[i].valid, self.flit_in[i].payload, prm.link_latency - 1, f"fin{i}",
                           shape=self.layout) for i in range(P)]
-        cin = [delay_line(m, self.credit_in[o].valid, self.credit_in[o].payload, prm.credit_latency - 1, f"cin{o}")
-               for o in range(R)]
+        # returning credits, as a one-hot of their VC per network output (latency - 1 registers),
+        # decoded before the last register when there is one (credit_latency >= 2): the credit
+        # counters and the held copies of their flags (three-stage SA) read a flip-flop per output
+        # VC instead of a decoder of a register across the chip (that router's longest path on the ECP5)
+        def credit_one_hot(valid, vc):
+            return Cat(*[valid & (vc == w) for w in range(V)])
+
+        cin_oh = []
+        for o in range(R):
+            cv, cvc = self.credit_in[o].valid, self.credit_in[o].payload
+            if prm.credit_latency >= 2:
+                cv, cvc = delay_line(m, cv, cvc, prm.credit_latency - 2, f"cin{o}")
+                cin_oh.append(_reg(m, credit_one_hot(cv, cvc), f"cin{o}_oh"))
+            else:
+                cin_oh.append(credit_one_hot(cv, cvc))
 
         # ---- route computation at arrival, input buffers ----------------------------------
         bufs = []
@@ -738,17 +751,16 @@ class Router(wiring.Component):
 
         # credits of network outputs
         for o in range(R):
-            cv, cvc = cin[o]
             for w in range(V):
                 dec = Cat(*sent_on.get((o, w), [Const(0, 1)])).any()
-                inc = cv & (cvc == w)
+                inc = cin_oh[o][w]
                 with m.If(dec & ~inc):
                     m.d.sync += credits[o][w].eq(credits[o][w] - 1)
                 with m.Elif(inc & ~dec):
                     m.d.sync += credits[o][w].eq(credits[o][w] + 1)
                 above_flags(m, credits[o][w], inc, dec, credit_flags[o][w])
         if held is not None:
-            self._held_credits(m, held, held_is, ovcs_of, cred_tables, cin, credits, alloc_valid, va_won, va_granted,
+            self._held_credits(m, held, held_is, ovcs_of, cred_tables, cin_oh, credits, alloc_valid, va_won, va_granted,
                                sent_oh)
 
         # ---- malformed flits: dropped when the port sends nothing ----------------------------
