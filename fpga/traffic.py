@@ -406,6 +406,7 @@ class TrafficGenerator(wiring.Component):
         at_most = Signal(name="backlog_at_most")
         at_most1 = Signal(name="backlog_at_most1", init=most == 1)
         full = at_most | (at_most1 & create)
+        self.backlog_flags = (backlog, at_most, at_most1)       # for tests
         m.d.comb += [lost.eq(trial & full), decide.eq(trial & ~lost), self.create.eq(create)]
         m.d.sync += create.eq(decide)
 
@@ -414,12 +415,7 @@ class TrafficGenerator(wiring.Component):
         # backlog are empty from flags kept beside their counters: the generator's credit loop
         # (credits -> choice -> send -> credits) is then a few logic levels from flip-flops
         nz = [flags_for(credits[v], 1, f"credits{v}")[0] for v in range(V)]
-        backlog_nz, backlog_gt1 = flags_for(backlog, 2, "backlog")
-        # a packet to start: backlog_nz | create, as a register loaded with what those two are
-        # loaded with, so that the send logic (by the router's port) does not read `create` (by
-        # the status block) and then update the backlog beside it: one crossing a cycle, not two
-        avail = Signal(name="backlog_avail")
-        self.backlog_flags = (backlog, at_most, at_most1, create, avail)       # for tests
+        backlog_nz = flags_for(backlog, 1, "backlog")[0]
         if V > 1:
             best_oh = Cat(*[Cat(*[(credits[a] > credits[b]) if b < a else (credits[a] >= credits[b])
                                   for b in range(V) if b != a]).all() for a in range(V)])
@@ -434,7 +430,7 @@ class TrafficGenerator(wiring.Component):
         m.d.comb += [vc.eq(Mux(mid, cur_vc, best_vc)), vc_oh.eq(Mux(mid, cur_oh, best_oh))]
         has_credit = (cur_oh & Cat(*nz)).any()
         send = Signal()
-        m.d.comb += send.eq(Mux(mid, has_credit, avail & Cat(*nz).any()))
+        m.d.comb += send.eq(Mux(mid, has_credit, (backlog_nz | create) & Cat(*nz).any()))
         head = ~mid
         tail = seq == L - 1
         # the destination LFSR advances DEST_STEPS per packet: DEST_STEPS / L with every flit when
@@ -481,8 +477,7 @@ class TrafficGenerator(wiring.Component):
             m.d.sync += backlog.eq(backlog + 1)
         with m.Elif(start & ~create):
             m.d.sync += backlog.eq(backlog - 1)
-        above_flags(m, backlog, create & ~start, start & ~create, [backlog_nz, backlog_gt1])
-        m.d.sync += avail.eq(decide | Mux(create & ~start, 1, Mux(start & ~create, backlog_gt1, backlog_nz)))
+        above_flags(m, backlog, create & ~start, start & ~create, [backlog_nz])
         with m.If(create & ~start):
             m.d.sync += [at_most.eq(at_most1), at_most1.eq(backlog == most - 2 if most >= 2 else 0)]
         with m.Elif(start & ~create):
