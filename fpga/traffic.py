@@ -397,16 +397,8 @@ class TrafficGenerator(wiring.Component):
         lost = Signal()
         decide = Signal()
         create = Signal()                    # registered: the `running` broadcast ends here
-        # full: the backlog plus the packet still in `create` hold `most` (the backlog cannot wrap).
-        # Read from two flags kept beside the counter (backlog == most, == most - 1), stepped with
-        # it, not from the counter: the creation logic sits by the status block, the counter by
-        # the send logic at the router's port, and with the compare the loop create -> send ->
-        # backlog -> full -> create crossed between them twice in a cycle (the ECP5 target's
-        # critical path once the router's were shorter; docs/fpga.md)
-        at_most = Signal(name="backlog_at_most")
-        at_most1 = Signal(name="backlog_at_most1", init=most == 1)
-        full = at_most | (at_most1 & create)
-        self.backlog_flags = (backlog, at_most, at_most1)       # for tests
+        # full: the backlog plus the packet still in `create` hold `most` (the backlog cannot wrap)
+        full = (backlog == most) | ((backlog == most - 1) & create)
         m.d.comb += [lost.eq(trial & full), decide.eq(trial & ~lost), self.create.eq(create)]
         m.d.sync += create.eq(decide)
 
@@ -478,10 +470,6 @@ class TrafficGenerator(wiring.Component):
         with m.Elif(start & ~create):
             m.d.sync += backlog.eq(backlog - 1)
         above_flags(m, backlog, create & ~start, start & ~create, [backlog_nz])
-        with m.If(create & ~start):
-            m.d.sync += [at_most.eq(at_most1), at_most1.eq(backlog == most - 2 if most >= 2 else 0)]
-        with m.Elif(start & ~create):
-            m.d.sync += [at_most.eq(0), at_most1.eq(at_most)]
         # the corruption waits for the next flit with a payload (lean: the next body flit)
         with m.If(send & (~head if self.lean else 1)):
             m.d.sync += corrupt.eq(self.corrupt)
