@@ -730,9 +730,7 @@ class Router(wiring.Component):
 
         def stage(value, name, data=True, cycles=st):
             for k in range(cycles):
-                r_ = Signal.like(value, name=f"st{k + 1 if k else ''}_{name}", reset_less=data)
-                m.d.sync += r_.eq(value)
-                value = r_
+                value = _reg(m, value, f"st{k + 1 if k else ''}_{name}", reset_less=data)
             return value
 
         for i in range(P):
