@@ -362,6 +362,46 @@ def test_full_backlog_loses_packets_and_never_wraps(bits):
     assert got["creates"] + got["overflow"] == trials > got["creates"]
 
 
+@pytest.mark.parametrize("bits", [1, 2, 3])
+def test_backlog_full_flags_follow_the_counter(bits):
+    """The generator decides `full` from three flags kept beside its backlog counter (backlog >=
+    most - j, j = 0..2). With credits coming back at random, the backlog fills, drains and fills
+    again; in every cycle the flags must equal the counter's comparisons, and packets must be
+    both created and lost."""
+    params = RouterParams(vcs=2, depth=4, packet_flits=2)
+    lay = flit_layout(2, 1, params)
+    g = TrafficGenerator(lay, params, kind="endpoint", seed=0xBEEF, router=0, ep=0, e=0, E=2, num_routers=2,
+                         ep_router=[0, 1], ep_local=[0, 0], backlog_bits=bits)
+    most = (1 << bits) - 1
+    rng = random.Random(bits)
+    seen = Counter()
+
+    async def bench(ctx):
+        for k, v in {"running": 1, "load": 255, "pattern": 0, "shift": 0, "budget": 0}.items():
+            ctx.set(getattr(g.ctl, k), v)
+        backlog, at_least = g.backlog_flags      # made when the simulator elaborated g
+        owed = deque()                   # VCs of flits sent, whose credits are still out
+        for t in range(600):
+            rate = 0.05 if (t // 100) % 2 == 0 else 0.9        # slow phases fill, fast ones drain
+            back = owed and rng.random() < rate
+            ctx.set(g.credit.valid, bool(back))
+            if back:
+                ctx.set(g.credit.payload, owed.popleft())
+            await ctx.delay(1e-9)
+            b = ctx.get(backlog)
+            assert [ctx.get(f) for f in at_least] == [int(b >= most - j) for j in range(3)], (t, b)
+            seen[b] += 1
+            seen["create"] += ctx.get(g.create)
+            if ctx.get(g.flit.valid):
+                owed.append(unpack(lay, ctx.get(g.flit.payload.as_value()))["vc"])
+            await ctx.tick()
+        seen["overflow"] = ctx.get(g.overflow)
+
+    run_sim(Gens([g]), bench)
+    assert all(seen[k] > 0 for k in range(most + 1)), seen      # every backlog level, full included
+    assert seen["create"] > 0 and seen["overflow"] > 0
+
+
 @pytest.mark.parametrize("registered", [True, False])
 def test_neighbour_generators_match_model(registered):
     params = RouterParams(vcs=4)
