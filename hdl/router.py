@@ -542,12 +542,15 @@ class Router(wiring.Component):
             """table[o][w] (a bit per output VC) at the output VC input VC iv holds."""
             return Cat(*[alloc_oh[iv][k] & table[o][w] for k, (o, w) in enumerate(ovcs_of[iv])]).any()
 
-        port_oh = []
-        for iv in range(NV):
-            po = Signal(P, name=f"alloc_port_{iv // V}_{iv % V}")
-            m.d.comb += po.eq(Cat(*[Cat(*[alloc_oh[iv][k] for k, (o2, _) in enumerate(ovcs_of[iv]) if o2 == o]).any()
-                                    for o in range(P)]))
-            port_oh.append(po)
+        def port_of(iv, oh):
+            """The output port, one-hot, of the output VC one-hot `oh` over ovcs_of[iv]."""
+            return Cat(*[Cat(*[oh[k] for k, (o2, _) in enumerate(ovcs_of[iv]) if o2 == o]).any() for o in range(P)])
+
+        # the output port of the output VC held, one-hot: a register loaded beside alloc_oh
+        # (port_of(iv, alloc_oh[iv]) in every cycle), so the switch allocator's input stage, which
+        # maps its pick to the port it asks for, reads P flip-flops per VC instead of an OR of
+        # alloc_oh's bits (a logic level of the stage's path on the ECP5; docs/fpga.md)
+        port_oh = [Signal(P, name=f"alloc_port_{iv // V}_{iv % V}") for iv in range(NV)]
         # credits > 0 (> 1, > 2 for the pipelined SA's spares) of each network output VC, as flags
         # kept beside the counters (hdl.counter_flags): the input stage reads flip-flops
         # (cred_tables[j][o][w]: credits > j of output VC (o, w); 1 for the local outputs)
@@ -797,7 +800,7 @@ class Router(wiring.Component):
                 m.d.comb += g.eq(va_won[iv].any())
                 with m.If(g):
                     m.d.sync += [alloc_valid[i][v].eq(1), alloc_w[i][v].eq(won_w[iv]),
-                                 alloc_oh[iv].eq(va_won[iv])]
+                                 alloc_oh[iv].eq(va_won[iv]), port_oh[iv].eq(port_of(iv, va_won[iv]))]
                 with m.If(sent_oh[i][v] & fronts[i][v].flit.tail):
                     m.d.sync += alloc_valid[i][v].eq(0)
         for o in range(P):
