@@ -290,17 +290,23 @@ class TrafficGenerator(wiring.Component):
     router, p endpoints on every router; header fields as the module docstring says.
     backlog_bits: width of the backlog counter, which holds 2^backlog_bits - 1 packets (default
     16; tests use a small one to fill it).
+    credit_early: the `credit` input arrives a cycle before the contract says the generator sees
+    it (its top leaves the last register of the credit's way back out); the generator registers
+    it as a one-hot of its VC beside its credit counters, so they read flip-flops of their own,
+    not the top's delay register by the router's port (same cycles as credit_early=False fed a
+    cycle later).
     """
 
     def __init__(self, layout: data.StructLayout, params: RouterParams, *, kind: str, seed: int,
                  router: int, E: int, num_routers: int, ep: int = 0, e: int = 0, ep_router=None,
                  ep_local=None, neighbour: int = 0, p: int = 1, registered_draws: bool = True,
-                 backlog_bits: int = 16):
+                 backlog_bits: int = 16, credit_early: bool = False):
         if kind not in ("endpoint", "neighbour"):
             raise ValueError(f"kind={kind!r}: must be 'endpoint' or 'neighbour'")
         if not isinstance(backlog_bits, int) or isinstance(backlog_bits, bool) or not 1 <= backlog_bits <= 16:
             raise ValueError(f"backlog_bits={backlog_bits!r}: must be an integer in 1..16")
         self.backlog_bits = backlog_bits
+        self.credit_early = bool(credit_early)
         self.layout, self.params, self.kind = layout, params, kind
         self.lean = bool(head_only_fields(layout))
         self.registered_draws = registered_draws
@@ -489,9 +495,12 @@ class TrafficGenerator(wiring.Component):
             m.d.sync += corrupt.eq(self.corrupt)
         with m.Elif(self.corrupt):
             m.d.sync += corrupt.eq(1)
+        if self.credit_early:
+            inc_oh = Signal(V, name="credit_in_oh")
+            m.d.sync += inc_oh.eq(Cat(*[self.credit.valid & (self.credit.payload == v) for v in range(V)]))
         for v in range(V):
             dec = send & vc_oh[v]
-            inc = self.credit.valid & (self.credit.payload == v)
+            inc = inc_oh[v] if self.credit_early else self.credit.valid & (self.credit.payload == v)
             with m.If(dec & ~inc):
                 m.d.sync += credits[v].eq(credits[v] - 1)
             with m.Elif(inc & ~dec):

@@ -362,6 +362,51 @@ def test_full_backlog_loses_packets_and_never_wraps(bits):
     assert got["creates"] + got["overflow"] == trials > got["creates"]
 
 
+@pytest.mark.parametrize("kind", ["endpoint", "neighbour"])
+def test_early_credit_generator_is_the_same_generator(kind):
+    """credit_early: fed every returning credit a cycle earlier (its top's last delay register
+    left out), the generator registers it itself and must send the same flits in the same
+    cycles as the plain generator fed at the contract's time."""
+    params = RouterParams(vcs=3, depth=4, packet_flits=3)
+    n, p = 6, 2
+    lay = flit_layout(n, p, params)
+    ep_router = np.repeat(np.arange(n), p)
+    ep_local = np.arange(n * p) - ep_router * p
+    args = dict(kind=kind, seed=0xABCD, router=1, E=n * p, num_routers=n, ep=1, e=3, ep_router=ep_router,
+                ep_local=ep_local, neighbour=4, p=p)
+    plain = TrafficGenerator(lay, params, **args)
+    early = TrafficGenerator(lay, params, credit_early=True, **args)
+    rng = random.Random(7)
+    sent = []
+
+    async def bench(ctx):
+        for g in (plain, early):
+            for k, v in {"running": 1, "load": 120, "pattern": 0, "shift": 0, "budget": 0}.items():
+                ctx.set(getattr(g.ctl, k), v)
+        due = {}                     # cycle -> VC of the credit the plain generator sees then
+        for t in range(400):
+            for g, when in ((plain, t), (early, t + 1)):
+                c = due.get(when)
+                ctx.set(g.credit.valid, c is not None)
+                if c is not None:
+                    ctx.set(g.credit.payload, c)
+            await ctx.delay(1e-9)
+            a = (ctx.get(plain.flit.valid), ctx.get(plain.flit.payload.as_value()))
+            b = (ctx.get(early.flit.valid), ctx.get(early.flit.payload.as_value()))
+            assert a == b, f"cycle {t}: plain {a}, early {b}"
+            if a[0]:
+                sent.append(t)
+                vc = unpack(lay, a[1])["vc"]
+                when = t + rng.randrange(2, 9)
+                while when in due:               # one credit per cycle on the link
+                    when += 1
+                due[when] = vc
+            await ctx.tick()
+
+    run_sim(Gens([plain, early]), bench)
+    assert len(sent) > 100                       # stalls on credits and sends both happened
+
+
 @pytest.mark.parametrize("bits", [1, 2, 3])
 def test_backlog_full_flags_follow_the_counter(bits):
     """The generator decides `full` from three flags kept beside its backlog counter (backlog >=
@@ -703,15 +748,18 @@ def test_network_traffic_top_matches_model(routing, vcs, stages, latency, id_bit
         assert reports[1]["errors"] == [int(e == dst) for e in range(E)]
 
 
-@pytest.mark.parametrize("header,flit", [("all", "wide"), ("routing", "wide"), ("routing", "lean")])
-def test_router_traffic_top(header, flit):
+@pytest.mark.parametrize("header,flit,latency", [("all", "wide", 1), ("routing", "wide", 1), ("routing", "lean", 1),
+                                                 ("routing", "lean", 3)])
+def test_router_traffic_top(header, flit, latency):
     """header "all": the strict checkers also check the hop count the router adds, the
     intermediate and the phase; "routing" (the PolarStar unit reads none): the flits do not carry
     them, 10 bits fewer. Lean flits: the header in heads only (the corrupt command hits the first
-    body flit of the same packet)."""
+    body flit of the same packet). Latency 3: links and credits of three cycles, as the 100 MHz
+    target builds them (the generators then register the returning credits themselves)."""
     net = build("polarstar:q=3,supernode=iq,degree=0")
-    params = RouterParams(vcs=3)
+    params = RouterParams(vcs=3, link_latency=latency, credit_latency=latency)
     top = RouterTrafficTop(net, "polarstar", params, divisor=DIV, router=0, header=header, flit=flit)
+    assert top.credit_early == (latency >= 2)
     # head, tail, 2-bit vc; src, dst (5 bits), src_ep, dst_ep (1), seq (2), packet (16), payload (32)
     wide = 2 + 2 + 2 * (5 + 1) + 2 + 16 + 32 + (10 if header == "all" else 0)
     assert top.layout.size == (2 + 2 + 32 if flit == "lean" else wide)
