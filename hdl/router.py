@@ -243,7 +243,6 @@ class Router(wiring.Component):
         cycle: no flit leaves on an output VC nobody holds, so only a returning credit steps
         them. Then stepped as the output VC's own flags are (hdl.counter_flags.step_flags): up
         by a credit returning on it, down by a send on it, which only its holder, this VC, makes.
-        va_won[iv]: the output VC won, one-hot over ovcs_of[iv], read only beside va_granted[iv].
         `held_credit_error` is 1 in a cycle where an allocated VC's copy differs from the flags
         it stands for (the lockstep tests check it is never set; synthesis drops it)."""
         P, V, R = self.P, self.params.vcs, self.R
@@ -524,11 +523,9 @@ class Router(wiring.Component):
         else:
             arb_valid, arb_t = req_valid, req_t
         if prm.va_separable:
-            va_got, va_won, va_set, won_w = separable_va(m, P, V, ovcs_of, arb_valid, arb_t, busy)
+            va_won, va_set, won_w = separable_va(m, P, V, ovcs_of, arb_valid, arb_t, busy)
         else:
-            # va_won[iv]: the grant bits over ovcs_of[iv], so also the target (zero unless won)
             va_won, va_set = self._central_va(m, ovcs_of, arb_valid, arb_t, busy)
-            va_got = [w.any() for w in va_won]
             won_w = [vc_of_target(ovcs_of[iv], arb_t[iv], wb) for iv in range(NV)]
 
         # ---- SA: input-first separable, alloc_iters iterations ----------------------------
@@ -797,7 +794,7 @@ class Router(wiring.Component):
             for v in range(V):
                 iv = i * V + v
                 g = va_granted[iv]
-                m.d.comb += g.eq(va_got[iv])
+                m.d.comb += g.eq(va_won[iv].any())
                 with m.If(g):
                     m.d.sync += [alloc_valid[i][v].eq(1), alloc_w[i][v].eq(won_w[iv]),
                                  alloc_oh[iv].eq(va_won[iv]), port_oh[iv].eq(port_of(iv, va_won[iv]))]
