@@ -43,7 +43,7 @@ from amaranth.lib.wiring import In, Out
 from sim.flit import HOPS_BITS, bits_for
 from sim.params import RouterParams
 
-from .arbiter import RoundRobinArbiter, RoundRobinPick, grant_bit, lowest_set_bit, one_hot_index
+from .arbiter import RoundRobinArbiter, RoundRobinPick, grant_bit, lowest_set_bit, one_hot_index, one_hot_select
 from .buffer import VCBuffer
 from .checks import quiet_on_error
 from .crossbar import Crossbar, body_of, front_fields, split_layout
@@ -51,8 +51,9 @@ from .counter_flags import above_flags, flags_for, step_flags
 from .delay import copy as _copy
 from .delay import delay_line
 from .delay import register as _reg
+from .gf import index2
 from .routing_units import RoutingUnit
-from .separable_va import separable_va, vc_of_target
+from .separable_va import separable_va
 
 FLIT_FIELDS = ("head", "tail", "vc", "src", "src_ep", "dst", "dst_ep", "hops", "inter", "phase", "seq",
                "packet", "payload")
@@ -197,18 +198,17 @@ class Router(wiring.Component):
             members["load"] = In(stream.Signature(self.unit.load_layout, always_ready=True))
         super().__init__(members)
 
-    def _central_va(self, m, ovcs_of, arb_valid, arb_t, busy):
+    def _central_va(self, m, ovcs_of, arb_valid, arb_o, arb_w, busy):
         """The central VC allocator: one round-robin arbiter per output VC over the input VCs that
-        can hold it, grants in the cycle of the request. arb_t[iv]: the request's target, one-hot
-        over ovcs_of[iv]. Returns (won, set_busy) as `separable_va` does."""
+        can hold it, grants in the cycle of the request. Returns (won, set_busy) as
+        `separable_va` does."""
         P, V = self.P, self.params.vcs
         NV = P * V
-        # requests per output VC
+        # requests decoded to output VCs
         req_onehot = []
         for iv in range(NV):
             s = Signal(NV, name=f"req_oh_{iv}")
-            at = {o * V + w: k for k, (o, w) in enumerate(ovcs_of[iv])}
-            m.d.comb += s.eq(Cat(*[arb_valid[iv] & arb_t[iv][at[ov]] if ov in at else Const(0, 1) for ov in range(NV)]))
+            m.d.comb += s.eq(Mux(arb_valid[iv], Const(1, NV) << index2(arb_o[iv], arb_w[iv], V), 0))
             req_onehot.append(s)
         va_set = [[None] * V for _ in range(P)]
         va_grant = {}                    # (iv, o, w) -> arbiter (o, w) grants iv this cycle
@@ -392,12 +392,11 @@ class Router(wiring.Component):
             return leaves[0]
 
         def argmin_flat(leaves, name, less=None):
-            """argmin's answer as (valid, win), win one bit per leaf, from every pair compared at
-            once: leaf a wins if valid, below every valid earlier leaf and not above any valid
-            later one. Two comparator levels instead of a comparator and a multiplexer per tree
-            level: the input VCs' choice over the ports, whose tree was the longest path of the
-            three-stage SA router on the ECP5; the winner's (o, w) is then the request's target
-            bit (o, w), win[o] & (w of leaf o == w), not a select after the win bits.
+            """argmin's answer (valid, o, w) from every pair compared at once: leaf a wins if
+            valid, below every valid earlier leaf and not above any valid later one, and the
+            winner's (o, w) is an AND-OR of one-hot bits. Two comparator levels and a select
+            instead of a comparator and a multiplexer per tree level: the input VCs' choice over
+            the ports, whose tree was the longest path of the three-stage SA router on the ECP5.
             `less(a, b)`, if given, is the bit "key of leaf a < key of leaf b" (else compared here)."""
             if less is None:
                 def less(a, b):
@@ -412,8 +411,11 @@ class Router(wiring.Component):
                 m.d.comb += w_.eq(Cat(*terms).all())
                 win.append(w_)
             nv = Signal(name=f"{name}_v")
-            m.d.comb += nv.eq(Cat(*win).any())
-            return nv, win
+            no = Signal(ob, name=f"{name}_o")
+            nw = Signal(wb, name=f"{name}_w")
+            m.d.comb += [nv.eq(Cat(*win).any()), no.eq(one_hot_select(Cat(*win), [x[2] for x in leaves])),
+                         nw.eq(one_hot_select(Cat(*win), [x[3] for x in leaves]))]
+            return nv, no, nw
 
         # VA, stage 1 (shared by all input VCs): per network output o and class c, the free VC of
         # class c with the least occupancy (ties to the lowest VC). The priority is per port, so
@@ -456,14 +458,9 @@ class Router(wiring.Component):
             i, v = divmod(iv, V)
             return input_class(i, cls_of[v], R, C, self.class_step[i][o] if i < R else 0)
 
-        # the output VCs input VC iv can hold: every local one, and the network ones of the class of
-        # its hop through that output
-        ovcs_of = [[(o, w) for o in range(P) for w in range(V) if o >= R or next_class(iv, o) == cls_of[w]]
-                   for iv in range(NV)]
-        # an input VC's request: valid, and its target, one-hot over ovcs_of[iv] (the VC
-        # allocators take it as it is: no (o, w) decoded in front of their arbiters)
         req_valid = [None] * NV
-        req_t = [None] * NV
+        req_o = [None] * NV
+        req_w = [None] * NV
         local_free = [Cat(*[~busy[R + e][w] for w in range(V)]) for e in range(p)]
         for i in range(P):
             for v in range(V):
@@ -483,7 +480,7 @@ class Router(wiring.Component):
 
                     def less(a, b, pc=pc, i=i):
                         return best_k_less(i, pc[a], pc[b])
-                nv, win = argmin_flat(leaves, f"va_{i}_{v}", less)
+                nv, no, nw = argmin_flat(leaves, f"va_{i}_{v}", less)
                 # ejection: the lowest free VC of local port R + dst_ep
                 free = Signal(V, name=f"lfree_{i}_{v}")
                 if p > 1:
@@ -492,16 +489,16 @@ class Router(wiring.Component):
                     m.d.comb += free.eq(local_free[0])
                 low = Signal(V, name=f"llow_{i}_{v}")
                 m.d.comb += low.eq(lowest_set_bit(free, V))
+                lw = one_hot_index(m, low, V)
                 rv = Signal(name=f"req_v_{i}_{v}")
-                rt = Signal(len(ovcs_of[iv]), name=f"req_t_{i}_{v}")
-                bits = []
-                for o, w in ovcs_of[iv]:
-                    if o < R:          # through network output o: leaf o's VC, if leaf o won
-                        bits.append(~fr.eject & win[o] & (leaves[o][3] == w))
-                    else:              # ejection: the lowest free VC of local port R + dst_ep
-                        bits.append(fr.eject & low[w] & ((fl.dst_ep == o - R) if p > 1 else 1))
-                m.d.comb += [rv.eq(wants & Mux(fr.eject, free.any(), nv)), rt.eq(Cat(*bits))]
-                req_valid[iv], req_t[iv] = rv, rt
+                ro = Signal(ob, name=f"req_o_{i}_{v}")
+                rw = Signal(wb, name=f"req_w_{i}_{v}")
+                m.d.comb += [
+                    rv.eq(wants & Mux(fr.eject, free.any(), nv)),
+                    ro.eq(Mux(fr.eject, R + (fl.dst_ep if p > 1 else 0), no)),
+                    rw.eq(Mux(fr.eject, lw, nw)),
+                ]
+                req_valid[iv], req_o[iv], req_w[iv] = rv, ro, rw
 
         # the requests the VA arbiters see: this cycle's (va_stages = 1) or, registered, last
         # cycle's (va_stages = 2), dropped if their input VC has since been granted an output VC.
@@ -511,22 +508,28 @@ class Router(wiring.Component):
         # the arbiters (their path ends in the allocation state, the router's longest on ECP5)
         va_granted = [Signal(name=f"va_granted_{iv // V}_{iv % V}") for iv in range(NV)]
         if prm.va_stages == 2:
-            arb_valid, arb_t = [], []
+            arb_valid, arb_o, arb_w = [], [], []
             for i in range(P):
                 for v in range(V):
                     iv = i * V + v
                     rv = Signal(name=f"va2_v_{i}_{v}")
-                    rt = Signal(len(ovcs_of[iv]), name=f"va2_t_{i}_{v}", reset_less=True)     # read only beside rv
-                    m.d.sync += [rv.eq(req_valid[iv] & ~va_granted[iv]), rt.eq(req_t[iv])]
+                    ro = Signal(ob, name=f"va2_o_{i}_{v}", reset_less=True)     # read only beside rv
+                    rw = Signal(wb, name=f"va2_w_{i}_{v}", reset_less=True)
+                    m.d.sync += [rv.eq(req_valid[iv] & ~va_granted[iv]), ro.eq(req_o[iv]), rw.eq(req_w[iv])]
                     arb_valid.append(rv)
-                    arb_t.append(rt)
+                    arb_o.append(ro)
+                    arb_w.append(rw)
         else:
-            arb_valid, arb_t = req_valid, req_t
+            arb_valid, arb_o, arb_w = req_valid, req_o, req_w
+        # the output VCs input VC iv can hold: every local one, and the network ones of the class of
+        # its hop through that output
+        ovcs_of = [[(o, w) for o in range(P) for w in range(V) if o >= R or next_class(iv, o) == cls_of[w]]
+                   for iv in range(NV)]
         if prm.va_separable:
-            va_won, va_set, won_w = separable_va(m, P, V, ovcs_of, arb_valid, arb_t, busy)
+            va_won, va_set, won_w = separable_va(m, P, V, ovcs_of, arb_valid, arb_o, arb_w, busy)
         else:
-            va_won, va_set = self._central_va(m, ovcs_of, arb_valid, arb_t, busy)
-            won_w = [vc_of_target(ovcs_of[iv], arb_t[iv], wb) for iv in range(NV)]
+            va_won, va_set = self._central_va(m, ovcs_of, arb_valid, arb_o, arb_w, busy)
+            won_w = arb_w
 
         # ---- SA: input-first separable, alloc_iters iterations ----------------------------
         # An allocated input VC keeps its output VC one-hot over ovcs_of[iv] (the grant bits of the

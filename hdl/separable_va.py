@@ -9,9 +9,9 @@ input port or one crossing into a small arbiter (121-130 MHz alone, benchmarks/b
 
   cycle t      per input port, a V:1 round-robin arbiter launches one of its VCs' requests
                (VCs with a request in flight wait, `count_down`); the launched VC and its
-               request's target, one-hot over the output VCs the port's VCs can hold, are
-               registered (L1)
-  cycle t + 1  L1 -> L2: the target, in a register at the far end of the crossing
+               request's output port and VC are registered (L1)
+  cycle t + 1  L1 -> L2: the target output VC, decoded to one-hot over the output VCs the
+               port's VCs can hold, in a register at the far end of the crossing
   cycle t + 2  per output VC, a round-robin arbiter over the input ports whose L2 targets it;
                it grants only while the output VC is free (else its pointer stays); a grant
                marks the output VC busy and is registered at the arbiter (G1)
@@ -26,26 +26,18 @@ from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Module, Signal
 
-from sim.flit import bits_for
 from sim.params import SEPARABLE_VA_TRIP
 
-from .arbiter import RoundRobinArbiter
+from .arbiter import RoundRobinArbiter, one_hot_select
 from .delay import count_down
 from .delay import register as _reg
 
 
-def vc_of_target(ovcs, target, wb: int):
-    """The output VC number w (wb bits) of a request's target, one-hot over `ovcs` ((o, w) pairs):
-    per bit, an OR of the target bits whose w has it."""
-    return Cat(*[Cat(*[target[k] for k, (_, w) in enumerate(ovcs) if w >> b & 1]).any() for b in range(wb)])
-
-
-def separable_va(m: Module, P: int, V: int, ovcs_of, req_valid, req_target, busy):
+def separable_va(m: Module, P: int, V: int, ovcs_of, req_valid, req_o, req_w, busy):
     """Build the allocator into `m`.
 
-    ovcs_of[iv]: the output VCs (o, w) input VC iv = i·V + v can hold; req_valid/req_target[iv]:
-    its request this cycle (the output VC, one-hot over ovcs_of[iv]); busy[o][w]: output VC
-    taken (a register).
+    ovcs_of[iv]: the output VCs (o, w) input VC iv = i·V + v can hold; req_valid/req_o/req_w[iv]:
+    its request this cycle (output port and VC, binary); busy[o][w]: output VC taken (a register).
     Returns (won, set_busy, won_w): won[iv], one bit per entry of ovcs_of[iv], the output VC iv
     takes this cycle (at most one bit); set_busy[o][w], the output VC is granted this cycle;
     won_w[iv], the binary VC of the output VC won (read only beside won)."""
@@ -62,17 +54,20 @@ def separable_va(m: Module, P: int, V: int, ovcs_of, req_valid, req_target, busy
         for v in range(V):
             count_down(m, pending[v], arb.grant[v], SEPARABLE_VA_TRIP, idle[v])
         # L1 at the port holds the launched VC (one-hot, zero when nothing launched) and its
-        # request's target, one-hot over the output VCs the port's VCs can hold (zero when
-        # nothing launched): an AND-OR of the grant and the requests' one-hot targets; L2 at the
-        # far end of the crossing takes it as it is, and the VC number, for the allocation state,
-        # is encoded from it on the way
+        # request's output port and VC (binary); the target, one-hot over the output VCs the
+        # port's VCs can hold, is decoded from L1 on the way to L2 at the far end of the
+        # crossing, which has no other logic, instead of after the port's arbiter (the launch
+        # cycle's longest path on ECP5; docs/fpga.md)
         l1_vc = _reg(m, arb.grant, f"sva_l1_vc_{i}")
-        at = [{ow: k for k, ow in enumerate(ovcs_of[i * V + v])} for v in range(V)]
-        l1_target = _reg(m, Cat(*[Cat(*[arb.grant[v] & req_target[i * V + v][at[v][ow]] for v in range(V) if ow in at[v]]).any()
-                                  for ow in port_ovcs[i]]), f"sva_l1_target_{i}")
+        l1_o = _reg(m, one_hot_select(arb.grant, [req_o[i * V + v] for v in range(V)]), f"sva_l1_o_{i}", True)
+        l1_w = _reg(m, one_hot_select(arb.grant, [req_w[i * V + v] for v in range(V)]), f"sva_l1_w_{i}", True)
+        target = Signal(len(port_ovcs[i]), name=f"sva_target_{i}")
+        m.d.comb += target.eq(Cat(*[
+            Cat(*[l1_vc[v] for v in range(V) if (o, w) in ovcs_of[i * V + v]]).any() & (l1_o == o) & (l1_w == w)
+            for o, w in port_ovcs[i]]))
         vc_reg.append(_reg(m, l1_vc, f"sva_l2_vc_{i}"))
-        target_reg.append(_reg(m, l1_target, f"sva_l2_target_{i}"))
-        w_reg.append(_reg(m, vc_of_target(port_ovcs[i], l1_target, bits_for(V)), f"sva_l2_w_{i}", True))
+        target_reg.append(_reg(m, target, f"sva_l2_target_{i}"))
+        w_reg.append(_reg(m, l1_w, f"sva_l2_w_{i}", True))
 
     set_busy = [[Const(0, 1)] * V for _ in range(P)]
     grant_bits = [[] for _ in range(P)]          # per port, its registered grant bits (G1)
@@ -109,4 +104,4 @@ def separable_va(m: Module, P: int, V: int, ovcs_of, req_valid, req_target, busy
     return won, set_busy, won_w
 
 
-__all__ = ["separable_va", "vc_of_target"]
+__all__ = ["separable_va"]
