@@ -424,10 +424,9 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
     nextpnr_opts = f"--report report.json --timing-allow-fail --seed {cfg.seed} --router {cfg.pnr_router} --placer {cfg.placer}"
     synth_opts = "" if cfg.wide_luts else "-nowidelut"
     from hdl.buffer import BLOCK_RAM_YOSYS    # buffer bodies in block RAM: no read-write bypass (hdl/buffer.py)
-    from hdl.delay import KEEP_COPIES_YOSYS   # register copies stay apart (hdl/delay.py)
     plan = platform.build(top, name="top", build_dir=str(out_dir), do_build=False, do_program=False,
                           nextpnr_opts=nextpnr_opts, synth_opts=synth_opts,
-                          script_after_read=BLOCK_RAM_YOSYS + "\n" + KEEP_COPIES_YOSYS + _abc_script(cfg.abc))
+                          script_after_read=BLOCK_RAM_YOSYS + _abc_script(cfg.abc))
     plan.extract(str(out_dir))
     t_elab = time.monotonic() - t_start
     packed = "top.config" if board.family == "ecp5" else "top.asc"

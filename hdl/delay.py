@@ -4,8 +4,7 @@ The one helper behind every registered hop of a stream: the link and credit late
 inputs (hdl/router.py), the link registers of a network netlist (hdl/network.py) and the register
 where a router's flit output meets a traffic top's checker (fpga/tops.py); and `count_down`, the
 cycles until a launched request's answer is back (hdl/separable_va.py); `register`, one stage of
-anything; `copy`, a register that holds the same value as others of its kind but is not merged
-with them in synthesis (one per reader group of a broadcast register, placed by its readers).
+anything.
 """
 from __future__ import annotations
 
@@ -37,21 +36,6 @@ def register(m: Module, value, name: str, reset_less: bool = False):
     return r
 
 
-COPY_MARK = "__copy"        # in the name of every `copy` register: the FPGA build keeps them apart
-# the Yosys command that does it, run after reading the design (Amaranth's flip-flops are $dff
-# cells; `keep` stops opt_merge from merging the identical ones)
-KEEP_COPIES_YOSYS = f"setattr -set keep 1 w:*{COPY_MARK}* %ci1:+$dff[Q] t:$dff %i"
-
-
-def copy(m: Module, value, name: str, k: int):
-    """Copy k of the register `value` a cycle later (named {name}__copy{k}): the same value in
-    every cycle as `register(m, value, name)`, for one group of readers of a value read all over
-    a design. Synthesis merges identical flip-flops; the FPGA build marks the ones named with
-    COPY_MARK `keep` (fpga/build.py), so each copy can be placed by its readers and the long
-    net is the one into the copies, not the ones out of a single register."""
-    return register(m, value, f"{name}{COPY_MARK}{k}")
-
-
 def count_down(m: Module, counter, launch, trip: int, idle=None):
     """`counter` := trip on `launch`, else one less until 0: the cycles until a launched request's
     answer (a grant or none) is back; its requester may not launch again before. `idle`, if
@@ -67,4 +51,4 @@ def count_down(m: Module, counter, launch, trip: int, idle=None):
         m.d.sync += idle.eq(~launch & (counter <= 1))
 
 
-__all__ = ["COPY_MARK", "KEEP_COPIES_YOSYS", "copy", "count_down", "delay_line", "register"]
+__all__ = ["count_down", "delay_line", "register"]

@@ -48,7 +48,6 @@ from .buffer import VCBuffer
 from .checks import quiet_on_error
 from .crossbar import Crossbar, body_of, front_fields, split_layout
 from .counter_flags import above_flags, flags_for, step_flags
-from .delay import copy as _copy
 from .delay import delay_line
 from .delay import register as _reg
 from .gf import index2
@@ -421,37 +420,32 @@ class Router(wiring.Component):
         # class c with the least occupancy (ties to the lowest VC). The priority is per port, so
         # an input VC's best (o, w) is then the best port over these R winners: the same choice
         # as a minimum over all R·V candidates (ties to the lowest port, then VC), at 1/V the cost
-        best = {}            # (o, c) -> (v, k, w) of the best free VC
+        best_v = [[None] * C for _ in range(R)]
+        best_k = [[None] * C for _ in range(R)]
+        best_w = [[None] * C for _ in range(R)]
+        next_k = {}          # va_choice_stage: the value best_k[o][c] is loaded with
         for o in range(R):
             for c in range(C):
                 members = [(~busy[o][w], occ[o][w], Const(o, ob), Const(w, wb)) for w in range(V) if cls_of[w] == c]
                 bv, bk, _, bw = argmin(members, f"vbest_{o}_{c}")
-                best[o, c] = (bv, bk, bw)
-        port_best = {}
+                if prm.va_choice_stage:
+                    # registered: the choice reads last cycle's output state (nothing free after
+                    # reset, as in the model); the arbiters check "free" again
+                    next_k[o, c] = bk
+                    bv, bk, bw = (_reg(m, x, f"vbest_reg_{o}_{c}_{n}") for x, n in ((bv, "v"), (bk, "k"), (bw, "w")))
+                best_v[o][c], best_k[o][c], best_w[o][c] = bv, bk, bw
         key_lt = {}
 
-        def best_at(i, o, c):
-            """(v, k, w) of the best free VC of (o, c) as input port i reads it. With the registered
-            choice (va_choice_stage = 1): registers, so the choice reads last cycle's output state
-            (nothing free after reset, as in the model; the arbiters check "free" again), and
-            port i's own copies of them (hdl.delay.copy): every input VC reads them, and one
-            register per value, placed by its output port, was a net across the router on the
-            VC choice's path (docs/fpga.md)"""
-            if not prm.va_choice_stage:
-                return best[o, c]
-            if (i, o, c) not in port_best:
-                port_best[i, o, c] = tuple(_copy(m, x, f"vbest_reg_{o}_{c}_{n}", i) for x, n in zip(best[o, c], "vkw"))
-            return port_best[i, o, c]
-
-        def best_k_less(i, a, b):
-            """best_k[a] < best_k[b] for (port, class) pairs a, b, with the registered choice, as
-            input port i reads it: a register (port i's copy) loaded with the comparison of the
-            values the two keys are loaded with (the same bit, also after reset: both keys reset
-            to 0), so the input VCs' choice over the ports starts at its comparisons instead of
-            computing them"""
-            if (i, a, b) not in key_lt:
-                key_lt[i, a, b] = _copy(m, best[a][1] < best[b][1], f"vbest_lt_{a[0]}_{a[1]}_{b[0]}_{b[1]}", i)
-            return key_lt[i, a, b]
+        def best_k_less(a, b):
+            """best_k[a] < best_k[b] for (port, class) pairs a, b, with the registered choice: a
+            register loaded with the comparison of the values the two keys are loaded with (the
+            same bit, also after reset: both keys reset to 0), so the input VCs' choice over the
+            ports starts at its comparisons instead of computing them"""
+            if (a, b) not in key_lt:
+                lt = Signal(name=f"vbest_lt_{a[0]}_{a[1]}_{b[0]}_{b[1]}")
+                m.d.sync += lt.eq(next_k[a] < next_k[b])
+                key_lt[a, b] = lt
+            return key_lt[a, b]
 
         def next_class(iv, o):
             """The class of the hop of input VC iv's head through network output o (a constant)."""
@@ -471,15 +465,15 @@ class Router(wiring.Component):
                 m.d.comb += wants.eq(count_gt[i][v][0] & ~alloc_valid[i][v] & fl.head & ~fr.bad)
                 leaves = []
                 for o in range(R):
-                    bv, bk, bw = best_at(i, o, next_class(iv, o))
-                    key = bk + (fr.prio[o] if pb else 0)
-                    leaves.append((fr.mask[o] & bv, key, Const(o, ob), bw))
+                    cls = next_class(iv, o)
+                    key = best_k[o][cls] + (fr.prio[o] if pb else 0)
+                    leaves.append((fr.mask[o] & best_v[o][cls], key, Const(o, ob), best_w[o][cls]))
                 less = None
                 if prm.va_choice_stage and not pb:      # the keys are best_k alone
                     pc = [(o, next_class(iv, o)) for o in range(R)]
 
-                    def less(a, b, pc=pc, i=i):
-                        return best_k_less(i, pc[a], pc[b])
+                    def less(a, b, pc=pc):
+                        return best_k_less(pc[a], pc[b])
                 nv, no, nw = argmin_flat(leaves, f"va_{i}_{v}", less)
                 # ejection: the lowest free VC of local port R + dst_ep
                 free = Signal(V, name=f"lfree_{i}_{v}")
