@@ -242,6 +242,7 @@ class Router(wiring.Component):
         cycle: no flit leaves on an output VC nobody holds, so only a returning credit steps
         them. Then stepped as the output VC's own flags are (hdl.counter_flags.step_flags): up
         by a credit returning on it, down by a send on it, which only its holder, this VC, makes.
+        va_won[iv]: the output VC won, one-hot over ovcs_of[iv], read only beside va_granted[iv].
         `held_credit_error` is 1 in a cycle where an allocated VC's copy differs from the flags
         it stands for (the lockstep tests check it is never set; synthesis drops it)."""
         P, V, R = self.P, self.params.vcs, self.R
@@ -520,9 +521,11 @@ class Router(wiring.Component):
         ovcs_of = [[(o, w) for o in range(P) for w in range(V) if o >= R or next_class(iv, o) == cls_of[w]]
                    for iv in range(NV)]
         if prm.va_separable:
-            va_won, va_set, won_w = separable_va(m, P, V, ovcs_of, arb_valid, arb_o, arb_w, busy)
+            va_got, va_won, va_set, won_w = separable_va(m, P, V, ovcs_of, arb_valid, arb_o, arb_w, busy)
         else:
+            # va_won[iv]: the grant bits over ovcs_of[iv], so also the target (zero unless won)
             va_won, va_set = self._central_va(m, ovcs_of, arb_valid, arb_o, arb_w, busy)
+            va_got = [w.any() for w in va_won]
             won_w = arb_w
 
         # ---- SA: input-first separable, alloc_iters iterations ----------------------------
@@ -791,7 +794,7 @@ class Router(wiring.Component):
             for v in range(V):
                 iv = i * V + v
                 g = va_granted[iv]
-                m.d.comb += g.eq(va_won[iv].any())
+                m.d.comb += g.eq(va_got[iv])
                 with m.If(g):
                     m.d.sync += [alloc_valid[i][v].eq(1), alloc_w[i][v].eq(won_w[iv]),
                                  alloc_oh[iv].eq(va_won[iv]), port_oh[iv].eq(port_of(iv, va_won[iv]))]
