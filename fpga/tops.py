@@ -250,21 +250,16 @@ class RouterTrafficTop(_TrafficTop):
         ep_router = np.repeat(np.arange(n), eps)
         ep_local = np.arange(net.num_endpoints) - self.plan.ep_first[ep_router]
         lay = self.layout
-        # with two or more cycles of credit latency the last register of a credit's way back is
-        # the generator's own (TrafficGenerator credit_early)
-        self.credit_early = params.credit_latency >= 2
         gens = []
         for i in range(R):
             nb = self.neighbours[i]
             gens.append(None if nb < 0 else TrafficGenerator(lay, params, kind="neighbour", seed=seeds[i], router=router,
                                                              E=net.num_endpoints, num_routers=n, neighbour=nb, p=p,
-                                                             registered_draws=registered_draws,
-                                                             credit_early=self.credit_early))
+                                                             registered_draws=registered_draws))
         for k in range(p):
             gens.append(TrafficGenerator(lay, params, kind="endpoint", seed=seeds[R + k], router=router, ep=k,
                                          e=first + k, E=net.num_endpoints, num_routers=n, ep_router=ep_router,
-                                         ep_local=ep_local, registered_draws=registered_draws,
-                                         credit_early=self.credit_early))
+                                         ep_local=ep_local, registered_draws=registered_draws))
         self.generators = gens
         self.checkers = ([TrafficChecker(lay, params, mode="network", router=router, num_routers=n, p=p, strict=True)
                           for _ in range(R)] +
@@ -297,10 +292,9 @@ class RouterTrafficTop(_TrafficTop):
             if g is not None:
                 wiring.connect(m, g.flit, rt.flit_in[i])
                 # the credit's way back takes credit_latency - 1 registers, as in a network (the
-                # upstream router's input registers, or hdl.network's on an endpoint's link); the
-                # last is the generator's own with credit_early
+                # upstream router's input registers, or hdl.network's on an endpoint's link)
                 cv, cd = delay_line(m, rt.credit_out[i].valid, rt.credit_out[i].payload,
-                                    self.params.credit_latency - 1 - self.credit_early, f"cr{i}")
+                                    self.params.credit_latency - 1, f"cr{i}")
                 m.d.comb += [g.credit.valid.eq(cv), g.credit.payload.eq(cd)]
             m.d.comb += [c.flit.valid.eq(out_v[i]), c.flit.payload.eq(out_d[i])]
             activity = activity | out_v[i]

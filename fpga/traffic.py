@@ -12,12 +12,10 @@ Random numbers. 32-bit Galois LFSRs (x^32+x^22+x^2+x+1, `lfsr_next`); each gener
 seeded from its 32-bit seed (`seed_pair`). The Bernoulli LFSR advances 8 steps every enabled
 cycle: a packet is created when its low byte (before the step) is < `load`, unless the budget
 (packets created since the last clear) is used up or the pattern maps the endpoint onto itself.
-A packet decided in enabled cycle t enters the generator's backlog in t + CREATE_DELAY (2), its
-creation cycle: the decision hangs off the status block's `running`, load and budget, broadcast
-across the chip to every generator, and the send logic sits by the router's input port; two
-registers between them (the decision, then the creation) keep each crossing a register-to-register
-net (the 14-router network's critical path with none, the single-router target's with one;
-docs/fpga.md).
+A packet decided in enabled cycle t enters the generator's backlog in t + 1, its creation cycle:
+the decision hangs off the status block's `running`, broadcast across the chip to every
+generator, and registering it keeps that net off the path into the send logic (the 14-router
+network's critical path, docs/fpga.md).
 The destination LFSR advances 32 steps per packet sent (in hardware 32/L with every flit when
 L divides 32, else 32 with the head: the same state at every head), and each head draws from it:
 
@@ -34,7 +32,7 @@ L divides 32, else 32 with the head: the same state at every head), and each hea
   OPTIONAL_FIELDS, takes none of these bits.)
 
 `GeneratorModel` replays this in Python: the packets (source endpoint, destination endpoint,
-creation cycle = decision cycle + CREATE_DELAY) the hardware creates, for `sim.network_sim.NetworkSim.add_packets`. It is exact
+creation cycle = decision cycle + 1) the hardware creates, for `sim.network_sim.NetworkSim.add_packets`. It is exact
 while no backlog saturates (the backlog holds 65,535 packets; a packet created into a full
 backlog is lost and counted on the generator's `overflow` output, LED3 of the tops) and while
 pattern / shift do not change with packets queued.
@@ -65,7 +63,6 @@ from sim.params import RouterParams
 LFSR_TAPS = 0x80200003              # x^32 + x^22 + x^2 + x + 1 (primitive), Galois, shifting right
 BERN_STEPS = 8                      # LFSR steps per enabled cycle (one fresh byte per trial)
 DEST_STEPS = 32                     # LFSR steps per packet start
-CREATE_DELAY = 2                    # cycles from a packet's decision to its creation (module docstring)
 PATTERNS = {"uniform": 0, "shift": 1}
 MASK32 = 0xFFFFFFFF
 
@@ -145,9 +142,9 @@ class GeneratorModel:
     global endpoint index of each generator (default 0..E-1). `run(cycles, ...)` replays that
     many enabled cycles (from where the previous call stopped) and returns the packets created,
     [(source endpoint, destination endpoint, cycle)] sorted by cycle then source: the creation
-    cycle, CREATE_DELAY after the enabled cycle that decided the packet (the module docstring),
-    counted from the first enabled cycle of this call plus `start`. A packet decided in one of the
-    last enabled cycles is created after them. `clear()` is the 'C' command (the
+    cycle, one after the enabled cycle that decided the packet (the module docstring), counted
+    from the first enabled cycle of this call plus `start`. A packet decided in the last enabled
+    cycle is created in the cycle after it. `clear()` is the 'C' command (the
     budget counts packets created since the last clear).
     """
 
@@ -177,7 +174,7 @@ class GeneratorModel:
                 if hit and (budget == 0 or self.created[i] < budget) and not (pat == 1 and shift == 0):
                     self.created[i] += 1
                     dst, self.dest[i] = draw_endpoint(self.dest[i], e, self.E, pat, shift)
-                    out.append((e, dst, start + t + CREATE_DELAY))
+                    out.append((e, dst, start + t + 1))
         return out
 
 
@@ -205,7 +202,7 @@ class NeighbourModel:
                 if hit and (budget == 0 or self.created[i] < budget):
                     self.created[i] += 1
                     f, self.dest[i] = draw_neighbour(self.dest[i], self.router, self.neighbours[i], self.n, self.p)
-                    out.append((port, f, start + t + CREATE_DELAY))
+                    out.append((port, f, start + t + 1))
         return out
 
 
@@ -290,23 +287,17 @@ class TrafficGenerator(wiring.Component):
     router, p endpoints on every router; header fields as the module docstring says.
     backlog_bits: width of the backlog counter, which holds 2^backlog_bits - 1 packets (default
     16; tests use a small one to fill it).
-    credit_early: the `credit` input arrives a cycle before the contract says the generator sees
-    it (its top leaves the last register of the credit's way back out); the generator registers
-    it as a one-hot of its VC beside its credit counters, so they read flip-flops of their own,
-    not the top's delay register by the router's port (same cycles as credit_early=False fed a
-    cycle later).
     """
 
     def __init__(self, layout: data.StructLayout, params: RouterParams, *, kind: str, seed: int,
                  router: int, E: int, num_routers: int, ep: int = 0, e: int = 0, ep_router=None,
                  ep_local=None, neighbour: int = 0, p: int = 1, registered_draws: bool = True,
-                 backlog_bits: int = 16, credit_early: bool = False):
+                 backlog_bits: int = 16):
         if kind not in ("endpoint", "neighbour"):
             raise ValueError(f"kind={kind!r}: must be 'endpoint' or 'neighbour'")
         if not isinstance(backlog_bits, int) or isinstance(backlog_bits, bool) or not 1 <= backlog_bits <= 16:
             raise ValueError(f"backlog_bits={backlog_bits!r}: must be an integer in 1..16")
         self.backlog_bits = backlog_bits
-        self.credit_early = bool(credit_early)
         self.layout, self.params, self.kind = layout, params, kind
         self.lean = bool(head_only_fields(layout))
         self.registered_draws = registered_draws
@@ -405,18 +396,11 @@ class TrafficGenerator(wiring.Component):
         trial = ctl.running & (bern[:8] < ctl.load) & ((ctl.budget == 0) | (created < ctl.budget)) & ~selfmap
         lost = Signal()
         decide = Signal()
-        # two registers from the decision to the backlog (CREATE_DELAY): `decided` by the status
-        # block's broadcast, `create` by the send logic at the router's port
-        decided = Signal()
-        create = Signal()
-        # full: the backlog plus the packets in `decided` and `create` hold `most` (the backlog
-        # cannot wrap); read from flags kept beside the counter (backlog >= most - j), so the
-        # decision reads flip-flops from the send logic's side, not a compare of the counter
-        at_least = [Signal(name=f"backlog_ge_most{j}", init=int(0 >= most - j)) for j in range(3)]
-        full = at_least[0] | (at_least[1] & (create | decided)) | (at_least[2] & create & decided)
-        self.backlog_flags = (backlog, at_least)       # for tests
+        create = Signal()                    # registered: the `running` broadcast ends here
+        # full: the backlog plus the packet still in `create` hold `most` (the backlog cannot wrap)
+        full = (backlog == most) | ((backlog == most - 1) & create)
         m.d.comb += [lost.eq(trial & full), decide.eq(trial & ~lost), self.create.eq(create)]
-        m.d.sync += [decided.eq(decide), create.eq(decided)]
+        m.d.sync += create.eq(decide)
 
         # VC with the most credits, ties to the lowest: one-hot from every pair compared at once
         # (a wins if above every earlier VC and not below any later one), and whether VCs and the
@@ -486,21 +470,14 @@ class TrafficGenerator(wiring.Component):
         with m.Elif(start & ~create):
             m.d.sync += backlog.eq(backlog - 1)
         above_flags(m, backlog, create & ~start, start & ~create, [backlog_nz])
-        with m.If(create & ~start):      # at_least[j] = backlog >= most - j, stepped with it
-            m.d.sync += [at_least[j].eq(at_least[j + 1] if j < 2 else (backlog >= most - 3) if most > 3 else 1) for j in range(3)]
-        with m.Elif(start & ~create):
-            m.d.sync += [at_least[j].eq(at_least[j - 1] if j else 0) for j in range(3)]
         # the corruption waits for the next flit with a payload (lean: the next body flit)
         with m.If(send & (~head if self.lean else 1)):
             m.d.sync += corrupt.eq(self.corrupt)
         with m.Elif(self.corrupt):
             m.d.sync += corrupt.eq(1)
-        if self.credit_early:
-            inc_oh = Signal(V, name="credit_in_oh")
-            m.d.sync += inc_oh.eq(Cat(*[self.credit.valid & (self.credit.payload == v) for v in range(V)]))
         for v in range(V):
             dec = send & vc_oh[v]
-            inc = inc_oh[v] if self.credit_early else self.credit.valid & (self.credit.payload == v)
+            inc = self.credit.valid & (self.credit.payload == v)
             with m.If(dec & ~inc):
                 m.d.sync += credits[v].eq(credits[v] - 1)
             with m.Elif(inc & ~dec):
@@ -649,5 +626,5 @@ class TrafficChecker(wiring.Component):
 
 
 __all__ = ["LFSR_TAPS", "PATTERNS", "lfsr_next", "seed_pair", "default_seeds", "payload_crc", "crc_fields",
-           "CREATE_DELAY", "bernoulli", "draw_endpoint", "draw_neighbour", "GeneratorModel", "NeighbourModel", "affine_logic", "PayloadCRC",
+           "bernoulli", "draw_endpoint", "draw_neighbour", "GeneratorModel", "NeighbourModel", "affine_logic", "PayloadCRC",
            "TrafficGenerator", "TrafficChecker", "control_layout"]

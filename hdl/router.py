@@ -242,7 +242,6 @@ class Router(wiring.Component):
         cycle: no flit leaves on an output VC nobody holds, so only a returning credit steps
         them. Then stepped as the output VC's own flags are (hdl.counter_flags.step_flags): up
         by a credit returning on it, down by a send on it, which only its holder, this VC, makes.
-        va_won[iv]: the output VC won, one-hot over ovcs_of[iv], read only beside va_granted[iv].
         `held_credit_error` is 1 in a cycle where an allocated VC's copy differs from the flags
         it stands for (the lockstep tests check it is never set; synthesis drops it)."""
         P, V, R = self.P, self.params.vcs, self.R
@@ -521,11 +520,9 @@ class Router(wiring.Component):
         ovcs_of = [[(o, w) for o in range(P) for w in range(V) if o >= R or next_class(iv, o) == cls_of[w]]
                    for iv in range(NV)]
         if prm.va_separable:
-            va_got, va_won, va_set, won_w = separable_va(m, P, V, ovcs_of, arb_valid, arb_o, arb_w, busy)
+            va_won, va_set, won_w = separable_va(m, P, V, ovcs_of, arb_valid, arb_o, arb_w, busy)
         else:
-            # va_won[iv]: the grant bits over ovcs_of[iv], so also the target (zero unless won)
             va_won, va_set = self._central_va(m, ovcs_of, arb_valid, arb_o, arb_w, busy)
-            va_got = [w.any() for w in va_won]
             won_w = arb_w
 
         # ---- SA: input-first separable, alloc_iters iterations ----------------------------
@@ -539,15 +536,12 @@ class Router(wiring.Component):
             """table[o][w] (a bit per output VC) at the output VC input VC iv holds."""
             return Cat(*[alloc_oh[iv][k] & table[o][w] for k, (o, w) in enumerate(ovcs_of[iv])]).any()
 
-        def port_of(iv, oh):
-            """The output port, one-hot, of the output VC one-hot `oh` over ovcs_of[iv]."""
-            return Cat(*[Cat(*[oh[k] for k, (o2, _) in enumerate(ovcs_of[iv]) if o2 == o]).any() for o in range(P)])
-
-        # the output port of the output VC held, one-hot: a register loaded beside alloc_oh
-        # (port_of(iv, alloc_oh[iv]) in every cycle), so the switch allocator's input stage, which
-        # maps its pick to the port it asks for, reads P flip-flops per VC instead of an OR of
-        # alloc_oh's bits (a logic level of the stage's path on the ECP5; docs/fpga.md)
-        port_oh = [Signal(P, name=f"alloc_port_{iv // V}_{iv % V}") for iv in range(NV)]
+        port_oh = []
+        for iv in range(NV):
+            po = Signal(P, name=f"alloc_port_{iv // V}_{iv % V}")
+            m.d.comb += po.eq(Cat(*[Cat(*[alloc_oh[iv][k] for k, (o2, _) in enumerate(ovcs_of[iv]) if o2 == o]).any()
+                                    for o in range(P)]))
+            port_oh.append(po)
         # credits > 0 (> 1, > 2 for the pipelined SA's spares) of each network output VC, as flags
         # kept beside the counters (hdl.counter_flags): the input stage reads flip-flops
         # (cred_tables[j][o][w]: credits > j of output VC (o, w); 1 for the local outputs)
@@ -794,10 +788,10 @@ class Router(wiring.Component):
             for v in range(V):
                 iv = i * V + v
                 g = va_granted[iv]
-                m.d.comb += g.eq(va_got[iv])
+                m.d.comb += g.eq(va_won[iv].any())
                 with m.If(g):
                     m.d.sync += [alloc_valid[i][v].eq(1), alloc_w[i][v].eq(won_w[iv]),
-                                 alloc_oh[iv].eq(va_won[iv]), port_oh[iv].eq(port_of(iv, va_won[iv]))]
+                                 alloc_oh[iv].eq(va_won[iv])]
                 with m.If(sent_oh[i][v] & fronts[i][v].flit.tail):
                     m.d.sync += alloc_valid[i][v].eq(0)
         for o in range(P):

@@ -38,12 +38,9 @@ def separable_va(m: Module, P: int, V: int, ovcs_of, req_valid, req_o, req_w, bu
 
     ovcs_of[iv]: the output VCs (o, w) input VC iv = i·V + v can hold; req_valid/req_o/req_w[iv]:
     its request this cycle (output port and VC, binary); busy[o][w]: output VC taken (a register).
-    Returns (granted, target, set_busy, won_w): granted[iv], input VC iv wins an output VC this
-    cycle; target[iv], the one it wins, one-hot over ovcs_of[iv] (read only beside granted: the
-    launch's registered target, never zero for a launched request, so granted alone gates the
-    allocation state's loads and is not part of their data); set_busy[o][w], the output VC is
-    granted this cycle; won_w[iv], the binary VC of the output VC won (read only beside granted).
-    """
+    Returns (won, set_busy, won_w): won[iv], one bit per entry of ovcs_of[iv], the output VC iv
+    takes this cycle (at most one bit); set_busy[o][w], the output VC is granted this cycle;
+    won_w[iv], the binary VC of the output VC won (read only beside won)."""
     port_ovcs = [sorted(set().union(*[ovcs_of[i * V + v] for v in range(V)])) for i in range(P)]
     slot = [{ow: k for k, ow in enumerate(port_ovcs[i])} for i in range(P)]
     vc_reg, target_reg, w_reg = [], [], []
@@ -91,7 +88,7 @@ def separable_va(m: Module, P: int, V: int, ovcs_of, req_valid, req_o, req_w, bu
             for k, i in enumerate(cand):
                 grant_bits[i].append(g1[k])
 
-    granted, target, won_w = [None] * (P * V), [None] * (P * V), [None] * (P * V)
+    won, won_w = [None] * (P * V), [None] * (P * V)
     for i in range(P):
         # the launch, two cycles further on (L3, L4), meets its grant (G2) at the port
         vc4 = _reg(m, _reg(m, vc_reg[i], f"sva_l3_vc_{i}"), f"sva_l4_vc_{i}")
@@ -102,10 +99,9 @@ def separable_va(m: Module, P: int, V: int, ovcs_of, req_valid, req_o, req_w, bu
             iv = i * V + v
             got = Signal(name=f"sva_won_{i}_{v}")
             m.d.comb += got.eq(g2 & vc4[v])
-            granted[iv] = got
-            target[iv] = Cat(*[target4[slot[i][ow]] for ow in ovcs_of[iv]])
+            won[iv] = Cat(*[got & target4[slot[i][ow]] for ow in ovcs_of[iv]])
             won_w[iv] = w4
-    return granted, target, set_busy, won_w
+    return won, set_busy, won_w
 
 
 __all__ = ["separable_va"]

@@ -362,91 +362,6 @@ def test_full_backlog_loses_packets_and_never_wraps(bits):
     assert got["creates"] + got["overflow"] == trials > got["creates"]
 
 
-@pytest.mark.parametrize("kind", ["endpoint", "neighbour"])
-def test_early_credit_generator_is_the_same_generator(kind):
-    """credit_early: fed every returning credit a cycle earlier (its top's last delay register
-    left out), the generator registers it itself and must send the same flits in the same
-    cycles as the plain generator fed at the contract's time."""
-    params = RouterParams(vcs=3, depth=4, packet_flits=3)
-    n, p = 6, 2
-    lay = flit_layout(n, p, params)
-    ep_router = np.repeat(np.arange(n), p)
-    ep_local = np.arange(n * p) - ep_router * p
-    args = dict(kind=kind, seed=0xABCD, router=1, E=n * p, num_routers=n, ep=1, e=3, ep_router=ep_router,
-                ep_local=ep_local, neighbour=4, p=p)
-    plain = TrafficGenerator(lay, params, **args)
-    early = TrafficGenerator(lay, params, credit_early=True, **args)
-    rng = random.Random(7)
-    sent = []
-
-    async def bench(ctx):
-        for g in (plain, early):
-            for k, v in {"running": 1, "load": 120, "pattern": 0, "shift": 0, "budget": 0}.items():
-                ctx.set(getattr(g.ctl, k), v)
-        due = {}                     # cycle -> VC of the credit the plain generator sees then
-        for t in range(400):
-            for g, when in ((plain, t), (early, t + 1)):
-                c = due.get(when)
-                ctx.set(g.credit.valid, c is not None)
-                if c is not None:
-                    ctx.set(g.credit.payload, c)
-            await ctx.delay(1e-9)
-            a = (ctx.get(plain.flit.valid), ctx.get(plain.flit.payload.as_value()))
-            b = (ctx.get(early.flit.valid), ctx.get(early.flit.payload.as_value()))
-            assert a == b, f"cycle {t}: plain {a}, early {b}"
-            if a[0]:
-                sent.append(t)
-                vc = unpack(lay, a[1])["vc"]
-                when = t + rng.randrange(2, 9)
-                while when in due:               # one credit per cycle on the link
-                    when += 1
-                due[when] = vc
-            await ctx.tick()
-
-    run_sim(Gens([plain, early]), bench)
-    assert len(sent) > 100                       # stalls on credits and sends both happened
-
-
-@pytest.mark.parametrize("bits", [1, 2, 3])
-def test_backlog_full_flags_follow_the_counter(bits):
-    """The generator decides `full` from three flags kept beside its backlog counter (backlog >=
-    most - j, j = 0..2). With credits coming back at random, the backlog fills, drains and fills
-    again; in every cycle the flags must equal the counter's comparisons, and packets must be
-    both created and lost."""
-    params = RouterParams(vcs=2, depth=4, packet_flits=2)
-    lay = flit_layout(2, 1, params)
-    g = TrafficGenerator(lay, params, kind="endpoint", seed=0xBEEF, router=0, ep=0, e=0, E=2, num_routers=2,
-                         ep_router=[0, 1], ep_local=[0, 0], backlog_bits=bits)
-    most = (1 << bits) - 1
-    rng = random.Random(bits)
-    seen = Counter()
-
-    async def bench(ctx):
-        for k, v in {"running": 1, "load": 255, "pattern": 0, "shift": 0, "budget": 0}.items():
-            ctx.set(getattr(g.ctl, k), v)
-        backlog, at_least = g.backlog_flags      # made when the simulator elaborated g
-        owed = deque()                   # VCs of flits sent, whose credits are still out
-        for t in range(600):
-            rate = 0.05 if (t // 100) % 2 == 0 else 0.9        # slow phases fill, fast ones drain
-            back = owed and rng.random() < rate
-            ctx.set(g.credit.valid, bool(back))
-            if back:
-                ctx.set(g.credit.payload, owed.popleft())
-            await ctx.delay(1e-9)
-            b = ctx.get(backlog)
-            assert [ctx.get(f) for f in at_least] == [int(b >= most - j) for j in range(3)], (t, b)
-            seen[b] += 1
-            seen["create"] += ctx.get(g.create)
-            if ctx.get(g.flit.valid):
-                owed.append(unpack(lay, ctx.get(g.flit.payload.as_value()))["vc"])
-            await ctx.tick()
-        seen["overflow"] = ctx.get(g.overflow)
-
-    run_sim(Gens([g]), bench)
-    assert all(seen[k] > 0 for k in range(most + 1)), seen      # every backlog level, full included
-    assert seen["create"] > 0 and seen["overflow"] > 0
-
-
 @pytest.mark.parametrize("registered", [True, False])
 def test_neighbour_generators_match_model(registered):
     params = RouterParams(vcs=4)
@@ -748,18 +663,15 @@ def test_network_traffic_top_matches_model(routing, vcs, stages, latency, id_bit
         assert reports[1]["errors"] == [int(e == dst) for e in range(E)]
 
 
-@pytest.mark.parametrize("header,flit,latency", [("all", "wide", 1), ("routing", "wide", 1), ("routing", "lean", 1),
-                                                 ("routing", "lean", 3)])
-def test_router_traffic_top(header, flit, latency):
+@pytest.mark.parametrize("header,flit", [("all", "wide"), ("routing", "wide"), ("routing", "lean")])
+def test_router_traffic_top(header, flit):
     """header "all": the strict checkers also check the hop count the router adds, the
     intermediate and the phase; "routing" (the PolarStar unit reads none): the flits do not carry
     them, 10 bits fewer. Lean flits: the header in heads only (the corrupt command hits the first
-    body flit of the same packet). Latency 3: links and credits of three cycles, as the 100 MHz
-    target builds them (the generators then register the returning credits themselves)."""
+    body flit of the same packet)."""
     net = build("polarstar:q=3,supernode=iq,degree=0")
-    params = RouterParams(vcs=3, link_latency=latency, credit_latency=latency)
+    params = RouterParams(vcs=3)
     top = RouterTrafficTop(net, "polarstar", params, divisor=DIV, router=0, header=header, flit=flit)
-    assert top.credit_early == (latency >= 2)
     # head, tail, 2-bit vc; src, dst (5 bits), src_ep, dst_ep (1), seq (2), packet (16), payload (32)
     wide = 2 + 2 + 2 * (5 + 1) + 2 + 16 + 32 + (10 if header == "all" else 0)
     assert top.layout.size == (2 + 2 + 32 if flit == "lean" else wide)
