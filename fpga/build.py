@@ -83,6 +83,7 @@ class FpgaConfig:
     seed: int = 1                    # nextpnr placement seed
     pnr_router: str = "router1"      # nextpnr's router; router2 converges on congested large designs
     placer: str = "heap"             # nextpnr's placer (PLACERS)
+    tmg_ripup: bool = False          # nextpnr --tmg-ripup: the router also rips up nets that fail timing
     wide_luts: bool = True           # ECP5: False maps with `synth_ecp5 -nowidelut` (LUT4s only, no PFUMX/L6MUX)
     abc: str = "default"             # ECP5: the abc9 mapping script (ABC_SCRIPTS)
     build_dir: str | None = None
@@ -92,7 +93,7 @@ class FpgaConfig:
     _KEY_DEFAULTS = {"pnr_router": "router1", "placer": "heap", "id_input": False, "wide_luts": True, "va_stages": 1, "sa_stages": 1,
                      "st_stage": 0, "va_separable": 0, "va_choice_stage": 0, "vc_policy": "hops", "link_latency": 1, "credit_latency": 1,
                      "header": "routing", "packet_id_bits": 16, "body_bram": "off", "flit": "wide", "front": "reg",
-                     "abc": "default"}
+                     "abc": "default", "tmg_ripup": False}
 
     def key(self) -> str:
         d = dataclasses.asdict(self)
@@ -422,6 +423,8 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
     top = BoardTop(inner, board, freq)
     platform = board.make_platform()
     nextpnr_opts = f"--report report.json --timing-allow-fail --seed {cfg.seed} --router {cfg.pnr_router} --placer {cfg.placer}"
+    if cfg.tmg_ripup:
+        nextpnr_opts += " --tmg-ripup"
     synth_opts = "" if cfg.wide_luts else "-nowidelut"
     from hdl.buffer import BLOCK_RAM_YOSYS    # buffer bodies in block RAM: no read-write bypass (hdl/buffer.py)
     plan = platform.build(top, name="top", build_dir=str(out_dir), do_build=False, do_program=False,
@@ -455,7 +458,7 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
            if cfg.design != "unit" else {}), "clock_mhz": top.freq_mhz,
         "network_routers": net.num_routers,
         **({"lanes": inner.lanes, "id_input": cfg.id_input} if cfg.design == "unit" else {}),
-        **figures, "seed": cfg.seed, "pnr_router": cfg.pnr_router, "placer": cfg.placer, "wide_luts": cfg.wide_luts, "abc": cfg.abc, "commit": commit,
+        **figures, "seed": cfg.seed, "pnr_router": cfg.pnr_router, "placer": cfg.placer, "tmg_ripup": cfg.tmg_ripup, "wide_luts": cfg.wide_luts, "abc": cfg.abc, "commit": commit,
         "elaborate_s": round(t_elab, 1), "seconds": round(time.monotonic() - t_start, 1),
         "bitstream": str(out_dir / bitstream), "log": str(log_path),
     }

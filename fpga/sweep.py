@@ -62,14 +62,15 @@ def points(quick: bool = False) -> dict:
 
 def run_sweep(quick: bool = False, out: str = "docs/fpga_sweep", only: str | None = None,
               pnr_router: str = "router1", no_build: bool = False, wide_luts: bool = True,
-              placer: str = "heap") -> list[dict]:
+              placer: str = "heap", tmg_ripup: bool = False) -> list[dict]:
     """Build the missing points (or those named in `only`) and rewrite OUT.md / OUT.png;
     `no_build`: only rewrite the table and the plot from OUT.json."""
     check_pnr_router(pnr_router)     # before any point is built, not as an error row in every point
     check_placer(placer)
     if no_build and only:
         raise ParameterError(f"only={only!r}: names points to build, and no-build builds none")
-    pts = {n: dataclasses.replace(c, pnr_router=pnr_router, placer=placer, wide_luts=wide_luts) for n, c in points(quick).items()}
+    pts = {n: dataclasses.replace(c, pnr_router=pnr_router, placer=placer, wide_luts=wide_luts,
+                                   tmg_ripup=tmg_ripup) for n, c in points(quick).items()}
     names = [s.strip() for s in only.split(",")] if only else None
     if names:
         bad = [n for n in names if n not in pts]

@@ -3,12 +3,12 @@
   pstar fpga build --board {ulx3s-85f,icebreaker} --design {router,network,unit} SPEC [--routing R]
                    [--ports P] [--vcs V] [--depth B] [--flit-width W] [--va-stages S] [--sa-stages S]
                    [--st-stage S] [--link-latency N] [--credit-latency N] [--vc-policy P] [--freq MHZ]
-                   [--router N] [--id-input] [--seed N] [--pnr-router {router1,router2}] [--placer {heap,static}]
+                   [--router N] [--id-input] [--seed N] [--pnr-router {router1,router2}] [--placer {heap,static}] [--tmg-ripup]
                    [--no-wide-luts] [--abc {default,depth}] [--census N] [--json]
   pstar fpga area SPEC [--routing R] [--ports P] [--vcs V] [--depth B] [--flit-width W] [--va-stages S] [--sa-stages S]
                   [--st-stage S] [--link-latency N] [--credit-latency N] [--vc-policy P] [--router N]
                   [--no-wide-luts] [--json]
-  pstar fpga sweep [--quick] [--out docs/fpga_sweep] [--only NAMES | --no-build] [--pnr-router R] [--placer P]
+  pstar fpga sweep [--quick] [--out docs/fpga_sweep] [--only NAMES | --no-build] [--pnr-router R] [--placer P] [--tmg-ripup]
                    [--no-wide-luts] [--json]
 
 `build` runs the flow to a bitstream and prints LUT4, FF, BRAM, DSP use and nextpnr's maximum
@@ -25,6 +25,8 @@ def _pnr_router(p):
                    help="nextpnr's router (default router1; router2 finishes congested large designs)")
     p.add_argument("--placer", default="heap", metavar="{heap,static}",
                    help="nextpnr's placer (default heap; static: electrostatic, shorter wires on dense designs)")
+    p.add_argument("--tmg-ripup", action="store_true",
+                   help="nextpnr's timing-driven rip-up: the router also reroutes nets on failing paths")
 
 
 def _wide_luts(p):
@@ -148,7 +150,8 @@ def run(args) -> Result:
     if args.fpga_command == "sweep":
         from fpga.sweep import run_sweep
         rows = run_sweep(quick=args.quick, out=args.out, only=args.only, pnr_router=args.pnr_router,
-                         placer=args.placer, no_build=args.no_build, wide_luts=not args.no_wide_luts)
+                         placer=args.placer, no_build=args.no_build, wide_luts=not args.no_wide_luts,
+                         tmg_ripup=args.tmg_ripup)
         from fpga.sweep import markdown
         return Result({"points": rows, "out": args.out}, markdown(rows))
     from fpga.build import FpgaConfig, build
@@ -176,7 +179,7 @@ def run(args) -> Result:
                      ports=args.ports, vcs=args.vcs, depth=args.depth, flit_width=args.flit_width,
                      **_router_options_of(args), freq_mhz=args.freq, router=args.router,
                      id_input=args.id_input, seed=args.seed, pnr_router=args.pnr_router, placer=args.placer, wide_luts=not args.no_wide_luts,
-                     abc=args.abc, build_dir=args.build_dir)
+                     tmg_ripup=args.tmg_ripup, abc=args.abc, build_dir=args.build_dir)
     rep = build(cfg, progress=not args.quiet, dry_run=args.dry_run, census=args.census)
     if "census" in rep:
         lines = [f"{g['estimate_ns']:6.2f} ns {g['cells']:3d} cells {g['bits']:4d} bits  {g['register']}  (from {g['from']})"
