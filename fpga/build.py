@@ -363,6 +363,11 @@ def pipeline_report(params, vc_policy: str) -> dict:
             "packet_id_bits": params.packet_id_bits}
 
 
+def nextpnr_options(cfg: FpgaConfig) -> str:
+    """The nextpnr options `cfg` chooses (seed, router, placer, timing-driven rip-up)."""
+    return f"--seed {cfg.seed} --router {cfg.pnr_router} --placer {cfg.placer}" + (" --tmg-ripup" if cfg.tmg_ripup else "")
+
+
 def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False, census: int = 0) -> dict:
     """Build `cfg` to a bitstream and return its figures; `dry_run` only checks the options and
     returns what would be built; `census` > 0 stops after synthesis and returns the estimated
@@ -386,7 +391,8 @@ def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False, census:
                 "flit_bits": layout.size, "header": cfg.header, "flit": cfg.flit,
                 **({"body_bram_bits": body_bram_bits(cfg, net, params, layout), "front": cfg.front}
                    if cfg.design != "unit" else {}),
-                "clock_mhz": freq, "wide_luts": cfg.wide_luts, "abc": cfg.abc, "build_dir": str(out_dir),
+                "clock_mhz": freq, "wide_luts": cfg.wide_luts, "abc": cfg.abc, "nextpnr": nextpnr_options(cfg),
+                "build_dir": str(out_dir),
                 **({"id_input": cfg.id_input} if cfg.design == "unit" else {})}
     env = tool_env(board.family)        # the tools are there, before anything is written
     out_dir = pathlib.Path(cfg.build_dir) if cfg.build_dir else default_build_dir(cfg)
@@ -422,9 +428,7 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
     inner = make_inner(cfg, net, params, freq, routing)
     top = BoardTop(inner, board, freq)
     platform = board.make_platform()
-    nextpnr_opts = f"--report report.json --timing-allow-fail --seed {cfg.seed} --router {cfg.pnr_router} --placer {cfg.placer}"
-    if cfg.tmg_ripup:
-        nextpnr_opts += " --tmg-ripup"
+    nextpnr_opts = f"--report report.json --timing-allow-fail {nextpnr_options(cfg)}"
     synth_opts = "" if cfg.wide_luts else "-nowidelut"
     from hdl.buffer import BLOCK_RAM_YOSYS    # buffer bodies in block RAM: no read-write bypass (hdl/buffer.py)
     plan = platform.build(top, name="top", build_dir=str(out_dir), do_build=False, do_program=False,

@@ -106,6 +106,13 @@ def test_dry_run_reports_the_configuration(capsys):
                           "--no-wide-luts", "--dry-run", "--json"], capsys)
     lean = json.loads(out)
     assert lean["wide_luts"] is False and lean["build_dir"] != rep["build_dir"]
+    assert rep["nextpnr"] == "--seed 1 --router router1 --placer heap"
+    code, out, err = cli(["fpga", "build", "polarstar:q=3,supernode=iq,degree=0", "--board", "ulx3s-85f", "--ports", "6",
+                          "--vcs", "3", "--flit-width", "64", "--tmg-ripup", "--seed", "6", "--placer", "static",
+                          "--dry-run", "--json"], capsys)
+    ripup = json.loads(out)
+    assert ripup["nextpnr"] == "--seed 6 --router router1 --placer static --tmg-ripup"
+    assert ripup["build_dir"] != rep["build_dir"]
     # the PolarStar unit reads no optional header field: --header all adds hops, inter, phase
     code, out, err = cli(["fpga", "build", "polarstar:q=3,supernode=iq,degree=0", "--board", "ulx3s-85f",
                           "--ports", "6", "--vcs", "3", "--flit-width", "64", "--header", "all", "--dry-run",
