@@ -180,6 +180,7 @@ def markdown(rows: list[dict]) -> str:
             continue
         tail = (f"{r.get('lut4', '')} | {r.get('ff', '')} | {r.get('bram', '')} | {r.get('lutram', '')} | "
                 f"{r.get('fmax_mhz', '')} | {r.get('pnr_router', 'router1')}{', static placer' if r.get('placer') == 'static' else ''}"
+                f"{', timing-driven rip-up' if r.get('tmg_ripup') else ''}"
                 f"{'' if r.get('wide_luts', True) else ', no wide LUTs'} | "
                 f"{r.get('commit') or ''} |")
         if unit:

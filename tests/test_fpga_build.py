@@ -307,6 +307,8 @@ def test_sweep_points_table_and_plot(tmp_path):
     assert "| 52.47 | router2 | 61f924b |" in markdown([dict(row, pnr_router="router2", commit="61f924b")])
     assert "| router2, static placer | 61f924b |" in markdown([dict(row, pnr_router="router2", placer="static",
                                                                    commit="61f924b")])
+    assert "| router1, static placer, timing-driven rip-up | 61f924b |" in markdown(
+        [dict(row, placer="static", tmg_ripup=True, commit="61f924b")])
     assert "design does not fit: LUT4" in table
     urow = dict(row, name="unit-min-q11", routing="min", ports=16, lanes=16, network_routers=1064, lut4=9000)
     both = markdown([row, urow])
