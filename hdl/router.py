@@ -236,14 +236,18 @@ class Router(wiring.Component):
 
     # ---------------------------------------------------------------------------------------
     def _held_credits(self, m, held, held_is, ovcs_of, cred_tables, cin_oh, credits, alloc_valid, va_won, va_granted,
-                      sent_oh):
+                      sent_oh, frees):
         """Drive each input VC's copy of the credit flags of the output VC it holds (three-stage
         SA). Loaded when the VC wins an output VC, with that VC's flags as they step in this
         cycle: no flit leaves on an output VC nobody holds, so only a returning credit steps
         them. Then stepped as the output VC's own flags are (hdl.counter_flags.step_flags): up
         by a credit returning on it, down by a send on it, which only its holder, this VC, makes.
+        All 0 while the VC holds no output VC (cleared when its tail leaves, `frees`), so each
+        flag implies `alloc_valid` and eligibility need not read it: one input fewer on the
+        switch allocator's input stage, the three-stage SA router's critical path on the ECP5.
         `held_credit_error` is 1 in a cycle where an allocated VC's copy differs from the flags
-        it stands for (the lockstep tests check it is never set; synthesis drops it)."""
+        it stands for, or a free VC's copy is not 0 (the lockstep tests check it is never set;
+        synthesis drops it)."""
         P, V, R = self.P, self.params.vcs, self.R
         k = len(held[0])
         inc = [[cin_oh[o][w] if o < R else Const(0, 1) for w in range(V)] for o in range(P)]
@@ -257,13 +261,16 @@ class Router(wiring.Component):
                 iv = i * V + v
                 h = held[iv]
                 won = va_won[iv]
-                with m.If(va_granted[iv]):
+                # the same priorities as alloc_valid's: a tail leaving frees the VC
+                with m.If(frees[i][v] | ~(alloc_valid[i][v] | va_granted[iv])):
+                    m.d.sync += [h[j].eq(0) for j in range(k)]
+                with m.Elif(va_granted[iv]):
                     m.d.sync += [h[j].eq(Cat(*[won[n] & loaded[j][o][w] for n, (o, w) in enumerate(ovcs_of[iv])]).any())
                                  for j in range(k)]
                 with m.Else():
                     step_flags(m, held_is(iv, inc), sent_oh[i][v], h, held_is(iv, above_k))
                 truth = Cat(*[held_is(iv, cred_tables[j]) for j in range(k)])
-                errors.append(alloc_valid[i][v] & (Cat(*h) != truth))
+                errors.append(Mux(alloc_valid[i][v], Cat(*h) != truth, Cat(*h).any()))
         self.held_credit_error = Signal(name="held_credit_error")
         m.d.comb += self.held_credit_error.eq(Cat(*errors).any())
 
@@ -585,7 +592,9 @@ class Router(wiring.Component):
                         ok = Mux(nom[i][v] & gnt[i][v], two, Mux(nom[i][v] | gnt[i][v], one, count_gt[i][v][0] & credit_ok))
                     else:
                         ok = Mux(nom[i][v], one, count_gt[i][v][0] & credit_ok)
-                    m.d.comb += elig[i][v].eq(alloc_valid[i][v] & ok)
+                    # held flags are 0 unless the VC holds an output VC (_held_credits), and
+                    # every case of `ok` reads one
+                    m.d.comb += elig[i][v].eq(ok if held is not None else alloc_valid[i][v] & ok)
                 else:
                     m.d.comb += elig[i][v].eq(alloc_valid[i][v] & count_gt[i][v][0] & credit_ok)
         in_arb = []
@@ -757,9 +766,11 @@ class Router(wiring.Component):
                 with m.Elif(inc & ~dec):
                     m.d.sync += credits[o][w].eq(credits[o][w] + 1)
                 above_flags(m, credits[o][w], inc, dec, credit_flags[o][w])
+        # a tail leaving frees its VC's output VC
+        frees = [[sent_oh[i][v] & fronts[i][v].flit.tail for v in range(V)] for i in range(P)]
         if held is not None:
             self._held_credits(m, held, held_is, ovcs_of, cred_tables, cin_oh, credits, alloc_valid, va_won, va_granted,
-                               sent_oh)
+                               sent_oh, frees)
 
         # ---- malformed flits: dropped when the port sends nothing ----------------------------
         drop = []
@@ -792,7 +803,7 @@ class Router(wiring.Component):
                 with m.If(g):
                     m.d.sync += [alloc_valid[i][v].eq(1), alloc_w[i][v].eq(won_w[iv]),
                                  alloc_oh[iv].eq(va_won[iv])]
-                with m.If(sent_oh[i][v] & fronts[i][v].flit.tail):
+                with m.If(frees[i][v]):
                     m.d.sync += alloc_valid[i][v].eq(0)
         for o in range(P):
             for w in range(V):

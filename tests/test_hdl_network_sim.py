@@ -177,7 +177,7 @@ def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, e
             # each router's own counter (what a lone router reports) sums to the same
             assert sum(ctx.get(rt.dropped) for rt in top.routers) == drops[-1], t
             # three-stage SA: every allocated input VC's own copy of its output VC's credit flags
-            # equals those flags (Router._held_credits)
+            # equals those flags, and a free VC's copy is 0 (Router._held_credits)
             assert not any(ctx.get(rt.held_credit_error) for rt in top.routers if rt.held_credit_error is not None), t
             got, pending = collect(ctx, eps, pending)
             if not checker.check(t + 1, got):
