@@ -83,6 +83,25 @@ def grant_bit(requests, mask, i: int):
     return requests[i] & Mux(high.any(), mask[i] & none_before(high), none_before(requests))
 
 
+def winner_select(requests, mask, values):
+    """`one_hot_select(grant, values)` for `RoundRobinPick`'s grant over `requests` and `mask`,
+    without the grant: the value of the first requester among those at or after the pointer, else
+    of the first requester, each a priority choice straight from the requests (no one-hot grant
+    decoded first), the two in parallel with the OR that chooses between them. The three-stage
+    switch allocator's input stage registers its nominated VC's output port this way: one
+    logic level fewer than the pick followed by the select (docs/fpga.md)."""
+    values = [Value.cast(v) for v in values]
+    width = max(len(v) for v in values)
+
+    def first(x):
+        out = Const(0, width)
+        for i in reversed(range(len(values))):
+            out = Mux(x[i], values[i], out)
+        return out
+    high = requests & mask
+    return Mux(high.any(), first(high), first(requests))
+
+
 class RoundRobinPick(wiring.Component):
     """Combinational round-robin choice: the first set bit of `requests` among those of `mask`
     (the requesters at or after the pointer, `ptr_mask`), else the first set bit. With
@@ -172,4 +191,4 @@ class RoundRobinArbiter(wiring.Component):
 
 
 __all__ = ["RoundRobinArbiter", "RoundRobinPick", "grant_bit", "lowest_set_bit", "one_hot_index", "one_hot_select", "prefix_or",
-           "ptr_mask"]
+           "ptr_mask", "winner_select"]

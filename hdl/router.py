@@ -43,7 +43,7 @@ from amaranth.lib.wiring import In, Out
 from sim.flit import HOPS_BITS, bits_for
 from sim.params import RouterParams
 
-from .arbiter import RoundRobinArbiter, RoundRobinPick, grant_bit, lowest_set_bit, one_hot_index, one_hot_select
+from .arbiter import RoundRobinArbiter, RoundRobinPick, grant_bit, lowest_set_bit, one_hot_index, one_hot_select, winner_select
 from .buffer import VCBuffer
 from .checks import quiet_on_error
 from .crossbar import Crossbar, body_of, front_fields, split_layout
@@ -631,9 +631,9 @@ class Router(wiring.Component):
                     m.submodules[f"sa{it}_inpick_{i}"] = pick
                     m.d.comb += pick.mask.eq(in_arb[i].mask)
                 m.d.comb += pick.requests.eq(reqs)
-                cp = Signal(P, name=f"sa{it}_in_port_{i}")      # the chosen VC's output port, one-hot
-                m.d.comb += cp.eq(Cat(*[Cat(*[pick.grant[v] & port_oh[i * V + v][o] for v in range(V)]).any()
-                                        for o in range(P)]))
+                # the chosen VC's output port, one-hot: chosen beside the grant, not after it
+                cp = Signal(P, name=f"sa{it}_in_port_{i}")
+                m.d.comb += cp.eq(winner_select(reqs, pick.mask, [port_oh[i * V + v] for v in range(V)]))
                 if prm.sa_stages >= 2:
                     # the input stage's choice is a nomination for the output stage of the next
                     # cycle, which takes last cycle's nominations as they are

@@ -7,11 +7,11 @@ import random
 
 import pytest
 import tiers
-from amaranth.hdl import Cat, Module, Signal
+from amaranth.hdl import Cat, Const, Module, Signal
 from amaranth.lib import data
 from amaranth.sim import Simulator
 
-from hdl.arbiter import RoundRobinArbiter, RoundRobinPick, grant_bit, ptr_mask
+from hdl.arbiter import RoundRobinArbiter, RoundRobinPick, grant_bit, ptr_mask, winner_select
 from hdl.buffer import VCBuffer
 from hdl.crossbar import Crossbar
 from hdl.gf import GF, const_mul, div_const
@@ -56,6 +56,11 @@ def test_round_robin_pick_all_inputs(n):
     top.submodules.pick = dut
     bits = Signal(n)
     top.d.comb += bits.eq(Cat(*[grant_bit(dut.requests, dut.mask, i) for i in range(n)]))
+    # winner_select (the winner's value without the grant) with values that tell every
+    # requester apart: 3i + 1, so that no winner reads as 0
+    values = [Const(3 * i + 1, 8) for i in range(n)]
+    won_value = Signal(8)
+    top.d.comb += won_value.eq(winner_select(dut.requests, dut.mask, values))
     cases = [(req, ptr) for req in range(1 << n) for ptr in range(n)] if n <= 8 else \
         [(random.Random(k).getrandbits(n), k % n) for k in range(2000)]
     # the mask of pointer 0 is all ones; 0 (what a commit at n - 1 leaves) must pick the same
@@ -75,6 +80,7 @@ def test_round_robin_pick_all_inputs(n):
             else:
                 assert ctx.get(dut.grant) == 0
             assert ctx.get(bits) == (0 if want is None else 1 << want), (req, ptr, mask)
+            assert ctx.get(won_value) == (0 if want is None else 3 * want + 1), (req, ptr, mask)
 
     run(top, tb, clock=False)
 
