@@ -397,8 +397,14 @@ class TrafficGenerator(wiring.Component):
         lost = Signal()
         decide = Signal()
         create = Signal()                    # registered: the `running` broadcast ends here
-        # full: the backlog plus the packet still in `create` hold `most` (the backlog cannot wrap)
-        full = (backlog == most) | ((backlog == most - 1) & create)
+        # full: the backlog plus the packet still in `create` hold `most` (the backlog cannot wrap),
+        # from two flags kept beside the counter (`backlog == most`, `== most - 1`): the creation
+        # logic, by the status block, reads two flip-flops instead of comparing the backlog, which
+        # the send logic steps by the router (the loop create -> full -> decide crossed the die
+        # twice, the harness's longest path at two seeds on the ECP5-85F, docs/fpga.md)
+        at_most = Signal(name="backlog_at_most")
+        below_most = Signal(init=most == 1, name="backlog_at_most_less_1")
+        full = at_most | (below_most & create)
         m.d.comb += [lost.eq(trial & full), decide.eq(trial & ~lost), self.create.eq(create)]
         m.d.sync += create.eq(decide)
 
@@ -470,6 +476,10 @@ class TrafficGenerator(wiring.Component):
         with m.Elif(start & ~create):
             m.d.sync += backlog.eq(backlog - 1)
         above_flags(m, backlog, create & ~start, start & ~create, [backlog_nz])
+        with m.If(create & ~start):
+            m.d.sync += [at_most.eq(below_most), below_most.eq(backlog == most - 2 if most >= 2 else 0)]
+        with m.Elif(start & ~create):
+            m.d.sync += [at_most.eq(0), below_most.eq(at_most)]
         # the corruption waits for the next flit with a payload (lean: the next body flit)
         with m.If(send & (~head if self.lean else 1)):
             m.d.sync += corrupt.eq(self.corrupt)
