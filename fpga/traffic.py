@@ -413,13 +413,7 @@ class TrafficGenerator(wiring.Component):
         # backlog are empty from flags kept beside their counters: the generator's credit loop
         # (credits -> choice -> send -> credits) is then a few logic levels from flip-flops
         nz = [flags_for(credits[v], 1, f"credits{v}")[0] for v in range(V)]
-        backlog_gt = flags_for(backlog, 2, "backlog")           # backlog > 0, > 1
-        # a packet to start: the backlog holds one or one was created last cycle (`create`), as a
-        # flag of its own stepped from the same terms, so that the send logic by the router does
-        # not read `create`, which sits by the creation logic and the status block across the
-        # die (that crossing, then four logic levels, was the harness's longest path at three
-        # seeds on the ECP5-85F, docs/fpga.md); `create` then reaches only the backlog counter
-        ready = Signal(name="packet_ready")
+        backlog_nz = flags_for(backlog, 1, "backlog")[0]
         if V > 1:
             best_oh = Cat(*[Cat(*[(credits[a] > credits[b]) if b < a else (credits[a] >= credits[b])
                                   for b in range(V) if b != a]).all() for a in range(V)])
@@ -434,7 +428,7 @@ class TrafficGenerator(wiring.Component):
         m.d.comb += [vc.eq(Mux(mid, cur_vc, best_vc)), vc_oh.eq(Mux(mid, cur_oh, best_oh))]
         has_credit = (cur_oh & Cat(*nz)).any()
         send = Signal()
-        m.d.comb += send.eq(Mux(mid, has_credit, ready & Cat(*nz).any()))
+        m.d.comb += send.eq(Mux(mid, has_credit, (backlog_nz | create) & Cat(*nz).any()))
         head = ~mid
         tail = seq == L - 1
         # the destination LFSR advances DEST_STEPS per packet: DEST_STEPS / L with every flit when
@@ -481,9 +475,7 @@ class TrafficGenerator(wiring.Component):
             m.d.sync += backlog.eq(backlog + 1)
         with m.Elif(start & ~create):
             m.d.sync += backlog.eq(backlog - 1)
-        above_flags(m, backlog, create & ~start, start & ~create, backlog_gt)
-        # next cycle: backlog + create - start > 0, or a packet decided now (next cycle's `create`)
-        m.d.sync += ready.eq(decide | Mux(create, ~start | backlog_gt[0], Mux(start, backlog_gt[1], backlog_gt[0])))
+        above_flags(m, backlog, create & ~start, start & ~create, [backlog_nz])
         with m.If(create & ~start):
             m.d.sync += [at_most.eq(below_most), below_most.eq(backlog == most - 2 if most >= 2 else 0)]
         with m.Elif(start & ~create):
