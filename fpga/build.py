@@ -84,6 +84,7 @@ class FpgaConfig:
     pnr_router: str = "router1"      # nextpnr's router; router2 converges on congested large designs
     placer: str = "heap"             # nextpnr's placer (PLACERS)
     tmg_ripup: bool = False          # nextpnr --tmg-ripup: the router also rips up nets that fail timing
+    pnr_margin: float = 0.0          # ECP5: nextpnr times the clock this many % faster than the PLL makes it
     wide_luts: bool = True           # ECP5: False maps with `synth_ecp5 -nowidelut` (LUT4s only, no PFUMX/L6MUX)
     abc: str = "default"             # ECP5: the abc9 mapping script (ABC_SCRIPTS)
     build_dir: str | None = None
@@ -93,7 +94,7 @@ class FpgaConfig:
     _KEY_DEFAULTS = {"pnr_router": "router1", "placer": "heap", "id_input": False, "wide_luts": True, "va_stages": 1, "sa_stages": 1,
                      "st_stage": 0, "va_separable": 0, "va_choice_stage": 0, "vc_policy": "hops", "link_latency": 1, "credit_latency": 1,
                      "header": "routing", "packet_id_bits": 16, "body_bram": "off", "flit": "wide", "front": "reg",
-                     "abc": "default", "tmg_ripup": False}
+                     "abc": "default", "tmg_ripup": False, "pnr_margin": 0.0}
 
     def key(self) -> str:
         d = dataclasses.asdict(self)
@@ -122,6 +123,12 @@ def check_pnr_router(value: str) -> str:
 
 def check_placer(value: str) -> str:
     return _choice("placer", value, PLACERS)
+
+
+def check_pnr_margin(value) -> float:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= 50:
+        raise ParameterError(f"pnr-margin={value!r}: must be a percentage in 0..50")
+    return value
 
 
 def _int(name, v, lo, hi):
@@ -161,6 +168,10 @@ def validate(cfg: FpgaConfig):
     _int("seed", cfg.seed, 0, 2**31 - 1)
     check_pnr_router(cfg.pnr_router)
     check_placer(cfg.placer)
+    check_pnr_margin(cfg.pnr_margin)
+    if cfg.pnr_margin and not board.pll:
+        raise ParameterError(f"pnr-margin: an ECP5 option (the PLL clock timed faster than it runs); "
+                             f"{board.name} runs at its {board.clock_mhz:g} MHz board clock")
     freq = cfg.freq_mhz if cfg.freq_mhz is not None else (100.0 if board.pll else board.clock_mhz)
     if not isinstance(freq, (int, float)) or not 1 <= freq <= 400:
         raise ParameterError(f"freq={freq!r}: must be a clock in 1..400 MHz")
@@ -391,7 +402,8 @@ def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False, census:
                 "flit_bits": layout.size, "header": cfg.header, "flit": cfg.flit,
                 **({"body_bram_bits": body_bram_bits(cfg, net, params, layout), "front": cfg.front}
                    if cfg.design != "unit" else {}),
-                "clock_mhz": freq, "wide_luts": cfg.wide_luts, "abc": cfg.abc, "nextpnr": nextpnr_options(cfg),
+                "clock_mhz": freq, "constraint_mhz": round(freq * (1 + cfg.pnr_margin / 100), 2),
+                "wide_luts": cfg.wide_luts, "abc": cfg.abc, "nextpnr": nextpnr_options(cfg),
                 "build_dir": str(out_dir),
                 **({"id_input": cfg.id_input} if cfg.design == "unit" else {})}
     env = tool_env(board.family)        # the tools are there, before anything is written
@@ -426,7 +438,7 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
     prog.set("elaborating (Amaranth)")
     commit = source_commit()             # the RTL elaborated now, whatever changes during the tools
     inner = make_inner(cfg, net, params, freq, routing)
-    top = BoardTop(inner, board, freq)
+    top = BoardTop(inner, board, freq, cfg.pnr_margin)
     platform = board.make_platform()
     nextpnr_opts = f"--report report.json --timing-allow-fail {nextpnr_options(cfg)}"
     synth_opts = "" if cfg.wide_luts else "-nowidelut"
@@ -452,6 +464,8 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
     if proc.returncode != 0 or not (out_dir / bitstream).exists():
         raise ParameterError(f"{diagnose(out_dir, 'top')} (log: {log_path})")
     figures = read_report(out_dir, "top", board.family)
+    if "fmax_mhz" in figures:            # met at the clock the bitstream runs at, not nextpnr's (over-)constraint
+        figures["timing_met"] = figures["fmax_mhz"] >= top.freq_mhz
     layout_bits = inner.layout.size if hasattr(inner, "layout") else None
     return {
         "board": board.name, "family": board.family, "design": cfg.design, "spec": net.spec or cfg.spec,
@@ -462,10 +476,10 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
            if cfg.design != "unit" else {}), "clock_mhz": top.freq_mhz,
         "network_routers": net.num_routers,
         **({"lanes": inner.lanes, "id_input": cfg.id_input} if cfg.design == "unit" else {}),
-        **figures, "seed": cfg.seed, "pnr_router": cfg.pnr_router, "placer": cfg.placer, "tmg_ripup": cfg.tmg_ripup, "wide_luts": cfg.wide_luts, "abc": cfg.abc, "commit": commit,
+        **figures, "seed": cfg.seed, "pnr_router": cfg.pnr_router, "placer": cfg.placer, "tmg_ripup": cfg.tmg_ripup, "pnr_margin": cfg.pnr_margin, "wide_luts": cfg.wide_luts, "abc": cfg.abc, "commit": commit,
         "elaborate_s": round(t_elab, 1), "seconds": round(time.monotonic() - t_start, 1),
         "bitstream": str(out_dir / bitstream), "log": str(log_path),
     }
 
 
-__all__ = ["ABC_SCRIPTS", "BODY_BRAM", "DESIGNS", "FpgaConfig", "PNR_ROUTERS", "ROUTINGS", "body_block_bits", "body_bram_bits", "PLACERS", "build", "check_placer", "check_pnr_router", "pipeline_report", "validate"]
+__all__ = ["ABC_SCRIPTS", "BODY_BRAM", "DESIGNS", "FpgaConfig", "PNR_ROUTERS", "ROUTINGS", "body_block_bits", "body_bram_bits", "PLACERS", "build", "check_placer", "check_pnr_margin", "check_pnr_router", "pipeline_report", "validate"]

@@ -30,7 +30,7 @@ import sys
 
 from topologies.errors import ParameterError
 
-from .build import FpgaConfig, build, check_placer, check_pnr_router, source_commit
+from .build import FpgaConfig, build, check_placer, check_pnr_margin, check_pnr_router, source_commit
 
 PORT_SPECS = {4: "polarstar:q=2,supernode=iq,degree=0", 8: "polarstar:q=3,supernode=iq,degree=3",
               16: "polarstar:q=11,supernode=iq,degree=3"}
@@ -62,15 +62,16 @@ def points(quick: bool = False) -> dict:
 
 def run_sweep(quick: bool = False, out: str = "docs/fpga_sweep", only: str | None = None,
               pnr_router: str = "router1", no_build: bool = False, wide_luts: bool = True,
-              placer: str = "heap", tmg_ripup: bool = False) -> list[dict]:
+              placer: str = "heap", tmg_ripup: bool = False, pnr_margin: float = 0.0) -> list[dict]:
     """Build the missing points (or those named in `only`) and rewrite OUT.md / OUT.png;
     `no_build`: only rewrite the table and the plot from OUT.json."""
     check_pnr_router(pnr_router)     # before any point is built, not as an error row in every point
     check_placer(placer)
+    check_pnr_margin(pnr_margin)
     if no_build and only:
         raise ParameterError(f"only={only!r}: names points to build, and no-build builds none")
     pts = {n: dataclasses.replace(c, pnr_router=pnr_router, placer=placer, wide_luts=wide_luts,
-                                   tmg_ripup=tmg_ripup) for n, c in points(quick).items()}
+                                   tmg_ripup=tmg_ripup, pnr_margin=pnr_margin) for n, c in points(quick).items()}
     names = [s.strip() for s in only.split(",")] if only else None
     if names:
         bad = [n for n in names if n not in pts]
@@ -181,6 +182,7 @@ def markdown(rows: list[dict]) -> str:
         tail = (f"{r.get('lut4', '')} | {r.get('ff', '')} | {r.get('bram', '')} | {r.get('lutram', '')} | "
                 f"{r.get('fmax_mhz', '')} | {r.get('pnr_router', 'router1')}{', static placer' if r.get('placer') == 'static' else ''}"
                 f"{', timing-driven rip-up' if r.get('tmg_ripup') else ''}"
+                f"{', timed %g %% faster' % r['pnr_margin'] if r.get('pnr_margin') else ''}"
                 f"{'' if r.get('wide_luts', True) else ', no wide LUTs'} | "
                 f"{r.get('commit') or ''} |")
         if unit:

@@ -4,7 +4,7 @@
                    [--ports P] [--vcs V] [--depth B] [--flit-width W] [--va-stages S] [--sa-stages S]
                    [--st-stage S] [--link-latency N] [--credit-latency N] [--vc-policy P] [--freq MHZ]
                    [--router N] [--id-input] [--seed N] [--pnr-router {router1,router2}] [--placer {heap,static}] [--tmg-ripup]
-                   [--no-wide-luts] [--abc {default,depth}] [--census N] [--json]
+                   [--pnr-margin PCT] [--no-wide-luts] [--abc {default,depth}] [--census N] [--json]
   pstar fpga area SPEC [--routing R] [--ports P] [--vcs V] [--depth B] [--flit-width W] [--va-stages S] [--sa-stages S]
                   [--st-stage S] [--link-latency N] [--credit-latency N] [--vc-policy P] [--router N]
                   [--no-wide-luts] [--json]
@@ -27,6 +27,10 @@ def _pnr_router(p):
                    help="nextpnr's placer (default heap; static: electrostatic, shorter wires on dense designs)")
     p.add_argument("--tmg-ripup", action="store_true",
                    help="nextpnr's timing-driven rip-up: the router also reroutes nets on failing paths")
+    p.add_argument("--pnr-margin", type=float, default=0.0, metavar="PCT",
+                   help="ECP5: nextpnr times the clock PCT %% faster than the PLL makes it (over-constraint: "
+                        "the placer and router keep working on paths that would just pass; timing_met is "
+                        "still judged at the clock; default 0)")
 
 
 def _wide_luts(p):
@@ -151,7 +155,7 @@ def run(args) -> Result:
         from fpga.sweep import run_sweep
         rows = run_sweep(quick=args.quick, out=args.out, only=args.only, pnr_router=args.pnr_router,
                          placer=args.placer, no_build=args.no_build, wide_luts=not args.no_wide_luts,
-                         tmg_ripup=args.tmg_ripup)
+                         tmg_ripup=args.tmg_ripup, pnr_margin=args.pnr_margin)
         from fpga.sweep import markdown
         return Result({"points": rows, "out": args.out}, markdown(rows))
     from fpga.build import FpgaConfig, build
@@ -179,7 +183,7 @@ def run(args) -> Result:
                      ports=args.ports, vcs=args.vcs, depth=args.depth, flit_width=args.flit_width,
                      **_router_options_of(args), freq_mhz=args.freq, router=args.router,
                      id_input=args.id_input, seed=args.seed, pnr_router=args.pnr_router, placer=args.placer, wide_luts=not args.no_wide_luts,
-                     tmg_ripup=args.tmg_ripup, abc=args.abc, build_dir=args.build_dir)
+                     tmg_ripup=args.tmg_ripup, pnr_margin=args.pnr_margin, abc=args.abc, build_dir=args.build_dir)
     rep = build(cfg, progress=not args.quiet, dry_run=args.dry_run, census=args.census)
     if "census" in rep:
         lines = [f"{g['estimate_ns']:6.2f} ns {g['cells']:3d} cells {g['bits']:4d} bits  {g['register']}  (from {g['from']})"
