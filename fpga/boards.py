@@ -82,13 +82,10 @@ def ecp5_pll_params(fin_mhz: float, fout_mhz: float) -> dict:
 
 
 class BoardTop(Elaboratable):
-    """`inner` (members uart_rx, uart_tx, leds) on `board`'s pins, clocked at `freq_mhz`.
-    `pnr_margin` (%) over-constrains the PLL clock for nextpnr: the timing-driven placer and router
-    then work on the paths that would just pass at `freq_mhz`, to leave slack (the bitstream still
-    runs at `freq_mhz`)."""
+    """`inner` (members uart_rx, uart_tx, leds) on `board`'s pins, clocked at `freq_mhz`."""
 
-    def __init__(self, inner, board: Board, freq_mhz: float | None = None, pnr_margin: float = 0.0):
-        self.inner, self.board, self.pnr_margin = inner, board, pnr_margin
+    def __init__(self, inner, board: Board, freq_mhz: float | None = None):
+        self.inner, self.board = inner, board
         if freq_mhz is None:
             freq_mhz = board.clock_mhz
         if not board.pll and abs(freq_mhz - board.clock_mhz) > 1e-6:
@@ -117,7 +114,7 @@ class BoardTop(Elaboratable):
                 i_PHASESEL0=Const(0), i_PHASESEL1=Const(0), i_PHASEDIR=Const(0), i_PHASESTEP=Const(0),
                 i_PHASELOADREG=Const(0), i_PLLWAKESYNC=Const(0), i_ENCLKOP=Const(0),
                 o_CLKOP=cd.clk, o_LOCK=locked)
-            platform.add_clock_constraint(cd.clk, p["freq_mhz"] * (1 + self.pnr_margin / 100) * 1e6)
+            platform.add_clock_constraint(cd.clk, p["freq_mhz"] * 1e6)
             m.submodules.rst_sync = ResetSynchronizer(~locked, domain="sync")
         uart = platform.request("uart", 0, dir="-")
         m.submodules.uart_rx = rx = io.Buffer("i", uart.rx)
