@@ -470,6 +470,7 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
     figures = read_report(out_dir, "top", board.family)
     if "fmax_mhz" in figures:            # met at the clock the bitstream runs at, not nextpnr's (over-)constraint
         figures["timing_met"] = figures["fmax_mhz"] >= top.freq_mhz
+        figures["slack_ns"] = round(1000 / top.freq_mhz - 1000 / figures["fmax_mhz"], 3)
     layout_bits = inner.layout.size if hasattr(inner, "layout") else None
     return {
         "board": board.name, "family": board.family, "design": cfg.design, "spec": net.spec or cfg.spec,

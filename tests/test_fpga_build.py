@@ -251,7 +251,8 @@ def test_router_build_to_bitstream(tmp_path):
     assert 36 < body <= 72 and rep["body_bram_bits"] == body and rep["bram"] == 4 * 2
     assert 500 < rep["lut4"] < 83640 and 200 < rep["ff"] < 83640
     assert rep["fmax_mhz"] > 20 and rep["constraint_mhz"] == 55.0 and rep["clock_mhz"] == 50.0
-    assert rep["timing_met"] == (rep["fmax_mhz"] >= 50.0)
+    assert rep["timing_met"] == (rep["fmax_mhz"] >= 50.0) == (rep["slack_ns"] >= 0)
+    assert abs(rep["slack_ns"] - (20.0 - 1000 / rep["fmax_mhz"])) < 0.002
     cp = rep["critical_path"]                # the path that sets the Fmax: 1000 / its delay
     assert abs(1000 / cp["total_ns"] - rep["fmax_mhz"]) < 0.01 * rep["fmax_mhz"]
     assert cp["logic_cells"] >= 1 and abs(cp["logic_ns"] + cp["routing_ns"] - cp["total_ns"]) < 0.02

@@ -195,6 +195,6 @@ def run(args) -> Result:
             "va_choice_stage", "link_latency",
             "credit_latency", "vc_policy",
             "clock_mhz", "wide_luts", "lut4", "ff", "bram", "dsp", "lutram", "lc", "fmax_mhz", "constraint_mhz", "timing_met",
-            "critical_path", "seconds", "build_dir", "bitstream", "log"]
+            "slack_ns", "critical_path", "seconds", "build_dir", "bitstream", "log"]
     shown = {**rep, "critical_path": describe_critical_path(rep["critical_path"])} if "critical_path" in rep else rep
     return Result(rep, table([(k, shown[k]) for k in keys if k in shown]))
