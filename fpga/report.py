@@ -1,8 +1,8 @@
 """Read what Yosys and nextpnr say about a build: resource use, maximum frequency, fit errors.
 
-`read_report(build_dir, name, family)` returns the figures of a finished build (keys `lut4`, `ff`,
-`bram`, `dsp`, `lutram`, `fmax_mhz`, `constraint_mhz`, `timing_met`, `utilization`,
-`critical_path`), from nextpnr's `--report` JSON and its log (`NAME.tim`), and the Yosys log
+`read_report(build_dir, name, family, clock_mhz)` returns the figures of a finished build (keys
+`lut4`, `ff`, `bram`, `dsp`, `lutram`, `fmax_mhz`, `constraint_mhz`, `timing_met` and `slack_ns`
+at the design clock `clock_mhz` (nextpnr's constraint when None), `utilization`, `critical_path`), from nextpnr's `--report` JSON and its log (`NAME.tim`), and the Yosys log
 (`NAME.rpt`) for the cell counts nextpnr does not list. `critical_path(report)` summarizes the
 path that sets the Fmax (`describe_critical_path` as one line): what a designer reads first.
 `diagnose(build_dir, name)` turns a failed build's logs into one line: the resource that
@@ -132,7 +132,7 @@ def describe_critical_path(cp: dict | None) -> str:
     return text
 
 
-def read_report(build_dir, name: str, family: str) -> dict:
+def read_report(build_dir, name: str, family: str, clock_mhz: float | None = None) -> dict:
     build_dir = pathlib.Path(build_dir)
     rep = json.loads((build_dir / "report.json").read_text())
     log = (build_dir / f"{name}.tim").read_text(errors="replace")
@@ -159,6 +159,9 @@ def read_report(build_dir, name: str, family: str) -> dict:
             clk, v = min(fm.items(), key=lambda kv: kv[1]["achieved"])
             out.update(fmax_mhz=round(v["achieved"], 2), constraint_mhz=round(v["constraint"], 2),
                        timing_met=v["achieved"] >= v["constraint"], clock=clk)
+    if "fmax_mhz" in out and clock_mhz is not None:   # met at the clock the bitstream runs at, not an over-constraint
+        out["timing_met"] = out["fmax_mhz"] >= clock_mhz
+        out["slack_ns"] = round(1000 / clock_mhz - 1000 / out["fmax_mhz"], 3)
     out["utilization"] = {k: {"used": u, "available": a} for k, (u, a) in util.items() if u}
     out["critical_path"] = critical_path(rep)
     return out
