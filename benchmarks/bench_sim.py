@@ -16,7 +16,7 @@ CHILD = r"""
 import json, resource, sys, time
 from topologies import polarstar
 from sim.network_sim import NetworkSim
-from sim.params import RouterParams
+from contract.params import RouterParams
 load, cycles = float(sys.argv[1]), int(sys.argv[2])
 net = polarstar(11, "iq", 3, p=5)
 sim = NetworkSim(net, "min", RouterParams(vcs=4, depth=32, packet_flits=4), "uniform", load, seed=1)

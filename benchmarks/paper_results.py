@@ -15,7 +15,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from sim.experiment import run_point
-from sim.params import RouterParams
+from contract.params import RouterParams
 from topologies import polarstar
 
 

@@ -49,7 +49,7 @@ def log(text):
 
 def soak_model(routing, load, cycles, seed=1):
     from sim.network_sim import NetworkSim
-    from sim.params import RouterParams
+    from contract.params import RouterParams
     from topologies import build
     net = build(SPEC)
     sim = NetworkSim(net, routing, RouterParams(vcs=vcs_for(routing)), "uniform", load, seed=seed)

@@ -22,7 +22,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from sim.experiment import plot_sweeps, saturation, sweep
-from sim.params import RouterParams
+from contract.params import RouterParams
 from topologies import build
 
 CONFIGS = (("hops", 3), ("turns", 2), ("turns", 3), ("turns", 4), ("hops", 4))

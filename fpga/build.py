@@ -9,7 +9,7 @@ figures of `fpga.report.read_report` plus the configuration; a design that does 
 `ParameterError` naming the resource that overflowed.
 
 Flit width `W` is the flit's data (payload) width; the routing/flow-control fields of
-`sim.flit.flit_layout` travel beside it (`flit_bits` in the result is the whole flit).
+`contract.flit.flit_layout` travel beside it (`flit_bits` in the result is the whole flit).
 Router ports `P` = the topology's network radix R + the endpoints per router p, so `--ports`
 sets p = P - R (it must leave at least one endpoint).
 """
@@ -29,7 +29,7 @@ import threading
 import time
 
 from routing_logic.base import vc_policy_class
-from sim.flit import FLIT_FORMATS, HEADERS
+from contract.flit import FLIT_FORMATS, HEADERS
 from topologies.errors import ParameterError
 
 from .boards import BoardTop, ecp5_pll_params, get_board
@@ -64,7 +64,7 @@ class FpgaConfig:
     vcs: int = 4
     depth: int = 8
     flit_width: int = 32
-    va_stages: int = 1               # VC allocation stages (sim.params.RouterParams.va_stages)
+    va_stages: int = 1               # VC allocation stages (contract.params.RouterParams.va_stages)
     sa_stages: int = 1               # switch allocation stages (RouterParams.sa_stages)
     st_stage: int = 0                # 1, 2: switch traversal 1, 2 cycles after SA (RouterParams.st_stage)
     va_separable: int = 0            # 1: separable pipelined VC allocator (RouterParams.va_separable)
@@ -72,8 +72,8 @@ class FpgaConfig:
     vc_policy: str = "hops"          # VC classes (routing_logic.base.VC_POLICIES): hops or turns
     link_latency: int = 1            # cycles from SA grant to the next router's buffer (RouterParams.link_latency)
     credit_latency: int = 1          # cycles from a buffer pop to the upstream credit (RouterParams.credit_latency)
-    header: str = "routing"          # optional header fields the flits carry (sim.flit.HEADERS)
-    flit: str = "wide"               # flit format (sim.flit.FLIT_FORMATS): wide, or lean (header in heads only)
+    header: str = "routing"          # optional header fields the flits carry (contract.flit.HEADERS)
+    flit: str = "wide"               # flit format (contract.flit.FLIT_FORMATS): wide, or lean (header in heads only)
     packet_id_bits: int = 16         # the flits' packet id (RouterParams.packet_id_bits)
     body_bram: str = "off"           # buffer bodies in block RAM: auto (with st_stage >= 1, as the device allows) or off
     front: str = "reg"               # input VC fronts (FRONTS): registers, or LUTRAM reads for the dense network builds
@@ -143,7 +143,7 @@ def _int(name, v, lo, hi):
 
 def validate(cfg: FpgaConfig):
     """Check every option before anything slow runs; -> (board, net, params, freq, routing)."""
-    from sim.params import RouterParams
+    from contract.params import RouterParams
     from topologies import build as build_net
 
     board = get_board(cfg.board)
@@ -396,7 +396,7 @@ def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False, census:
         raise ParameterError(f"census: an ECP5 estimate (fpga.logic_depth); {board.name} is {board.family}")
     if dry_run:
         from hdl.network import carried_fields
-        from sim.flit import flit_layout
+        from contract.flit import flit_layout
         out_dir = pathlib.Path(cfg.build_dir) if cfg.build_dir else default_build_dir(cfg)
         layout = flit_layout(net.num_routers, int(net.endpoints.max()), params, carried_fields(cfg.routing, cfg.header),
                              cfg.flit)

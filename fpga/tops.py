@@ -36,7 +36,7 @@ from hdl.checks import quiet_on_error
 from hdl.delay import delay_line
 from hdl.network import NetworkTop, plan
 from hdl.router import credit_signature, flit_signature
-from sim.params import RouterParams
+from contract.params import RouterParams
 from topologies.network import Network
 
 from .status import StatusBlock
@@ -52,7 +52,7 @@ def _check_common(net, params, seeds, count):
     if not isinstance(net, Network):
         raise TypeError(f"net={net!r}: must be a topologies.network.Network")
     if not isinstance(params, RouterParams):
-        raise TypeError(f"params={params!r}: must be a sim.params.RouterParams")
+        raise TypeError(f"params={params!r}: must be a contract.params.RouterParams")
     if params.payload_bits < 1:
         raise ValueError(f"params.payload_bits={params.payload_bits}: the checkers need at least 1 payload bit")
     if seeds is None:

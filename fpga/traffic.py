@@ -28,7 +28,7 @@ L divides 32, else 32 with the head: the same state at every head), and each hea
   an upstream router could have set: inter (x[0:12]·n) >> 12 (any router), hops 1 + x[12],
   phase x[13]. (The min and PolarStar units ignore inter and phase, the Polarized unit routes a
   phase-0 head minimally; randomizing them keeps the router's storage and logic for every header
-  bit alive in a single-router synthesis. A field the layout does not carry, sim.flit
+  bit alive in a single-router synthesis. A field the layout does not carry, contract.flit
   OPTIONAL_FIELDS, takes none of these bits.)
 
 `GeneratorModel` replays this in Python: the packets (source endpoint, destination endpoint,
@@ -57,8 +57,8 @@ from hdl.arbiter import one_hot_index
 from hdl.counter_flags import above_flags, flags_for
 from hdl.gf import const_mul, div_const
 from hdl.router import credit_signature, flit_signature
-from sim.flit import HOPS_BITS, OPTIONAL_FIELDS, bits_for, head_only_fields
-from sim.params import RouterParams
+from contract.flit import HOPS_BITS, OPTIONAL_FIELDS, index_bits, head_only_fields
+from contract.params import RouterParams
 
 LFSR_TAPS = 0x80200003              # x^32 + x^22 + x^2 + x + 1 (primitive), Galois, shifting right
 BERN_STEPS = 8                      # LFSR steps per enabled cycle (one fresh byte per trial)
@@ -265,7 +265,7 @@ def _sat_inc(m, counter, cond, clear):
 
 def control_layout(E: int) -> data.StructLayout:
     """What the status block tells every generator."""
-    return data.StructLayout({"running": 1, "load": 8, "pattern": 1, "shift": max(8, bits_for(E)),
+    return data.StructLayout({"running": 1, "load": 8, "pattern": 1, "shift": max(8, index_bits(E)),
                               "budget": 16, "clear": 1})
 
 
@@ -339,7 +339,7 @@ class TrafficGenerator(wiring.Component):
 
         if self.kind == "endpoint":
             E, e = self.E, self.e
-            gb = bits_for(E)
+            gb = index_bits(E)
             d = scaled("draw_d", 0, 16, E - 1, 16)
             g = Signal(gb, name="draw_g")
             shifted = Signal(gb + 1, name="draw_shifted")
@@ -453,7 +453,7 @@ class TrafficGenerator(wiring.Component):
         m.d.comb += [crc.src.eq(hdr["src"]), crc.src_ep.eq(hdr["src_ep"]), crc.packet.eq(packet), crc.seq.eq(seq)]
         m.d.comb += [self.flit.valid.eq(send), fl.head.eq(head), fl.tail.eq(tail), fl.vc.eq(vc)]
         header = [getattr(fl, k).eq(hdr[k]) for k in fields] + [fl.seq.eq(seq), fl.packet.eq(packet)]
-        if self.lean:                    # sim.flit: a head carries the header, a body the payload
+        if self.lean:                    # contract.flit: a head carries the header, a body the payload
             with m.If(head):
                 m.d.comb += header
             with m.Else():
@@ -523,10 +523,10 @@ class TrafficChecker(wiring.Component):
     the emulated neighbours) hops 1 + net or 2 + net on the head, and their body flits the
     head's inter, the head's hops - net, and the head's phase (either phase when the head left
     with phase 0: a Polarized unit clears it at a dead end, docs/microarchitecture.md). Strict
-    checks only the optional fields the flits carry (sim.flit.OPTIONAL_FIELDS; hdl.network
+    checks only the optional fields the flits carry (contract.flit.OPTIONAL_FIELDS; hdl.network
     header="all" carries all three).
 
-    Lean flits (sim.flit.FLIT_FORMATS) carry the header in heads only and the payload in bodies
+    Lean flits (contract.flit.FLIT_FORMATS) carry the header in heads only and the payload in bodies
     only: a head is checked for its destination (and strict fields) and seq 0 and opens its
     packet; a body's seq is the next one of its VC's open packet, and its payload must be
     payload_crc of that packet's src, src_ep and packet id at that seq, so a body flit of another
@@ -588,7 +588,7 @@ class TrafficChecker(wiring.Component):
             o_hops = [Signal(HOPS_BITS, name=f"hops{v}") for v in range(V)]
             o_phase = [Signal(name=f"phase{v}") for v in range(V)]
             local = f.src == self.router
-            # only the fields the flits carry (sim.flit.OPTIONAL_FIELDS): a field of width 0 reads 0
+            # only the fields the flits carry (contract.flit.OPTIONAL_FIELDS): a field of width 0 reads 0
             local_ok = {"inter": f.inter == 0, "phase": f.phase, "hops": f.hops == net}
             far_ok = {"hops": (f.hops == 1 + net) | (f.hops == 2 + net)}
             body_ok = {"inter": f.inter == sel(o_inter), "hops": f.hops == sel(o_hops) - net,

@@ -19,7 +19,7 @@ from amaranth.hdl import Cat, Module, Signal, Value, unsigned
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from sim.flit import bits_for
+from contract.flit import index_bits
 
 from .arbiter import one_hot_select
 
@@ -49,7 +49,7 @@ def body_ranges(layout: data.Layout, front=FRONT_FIELDS) -> list[tuple[int, int]
 
 
 def split_layout(layout: data.Layout, front=FRONT_FIELDS) -> tuple[data.StructLayout, int]:
-    """(front layout, body bits) of a flit layout (`sim.flit.flit_layout`, either format): the
+    """(front layout, body bits) of a flit layout (`contract.flit.flit_layout`, either format): the
     `front` fields (FRONT_FIELDS, or `front_fields(p)`), and the width of every other bit
     (`body_of`). On a lean flit the front fields of a body flit are payload bits; they travel in
     the front all the same."""
@@ -76,7 +76,7 @@ def join_flit(layout: data.Layout, front, body, fields=FRONT_FIELDS) -> Value:
 
 
 class Crossbar(wiring.Component):
-    """ports P, vcs V, layout: the flit layout (`sim.flit.flit_layout`), front: the front fields
+    """ports P, vcs V, layout: the flit layout (`contract.flit.flit_layout`), front: the front fields
     (`front_fields`).
 
     front[i]    In   the front fields of the flit input port i sends
@@ -91,7 +91,7 @@ class Crossbar(wiring.Component):
         self.P, self.V = ports, vcs
         self.layout, self.front_names = layout, tuple(front)
         self.front_layout, self.body_bits = split_layout(layout, self.front_names)
-        wb = bits_for(vcs)
+        wb = index_bits(vcs)
         super().__init__({
             "front": In(self.front_layout).array(ports),
             "body": In(self.body_bits).array(ports),

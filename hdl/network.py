@@ -10,12 +10,12 @@ designs):
   dropped    Out  malformed flits dropped, summed over the routers (one counter of the sum of
                   the routers' `drops`, equal to the sum of their `dropped` in every cycle)
 
-The flit layout (`self.layout`, `sim.flit.flit_layout`) carries the optional header fields the
+The flit layout (`self.layout`, `contract.flit.flit_layout`) carries the optional header fields the
 routing unit reads (`header="routing"`, the default: none for `min` and `polarstar`, the phase
 bit for `polarized`) or all of them (`header="all"`: also the hop count and the Valiant
 intermediate, which no unit reads; the hop count is then incremented on every network hop),
 in every flit (`flit="wide"`, the default) or in head flits only (`flit="lean"`: the header
-takes the payload bits of a head, `sim.flit.FLIT_FORMATS`).
+takes the payload bits of a head, `contract.flit.FLIT_FORMATS`).
 `registered_fronts`: each input VC's front in a register (default) or read from LUTRAM (smaller;
 `hdl/buffer.py`). `body_block_bits`: bits of each input buffer's body kept in block RAM (`hdl/buffer.py`; with the
 switch traversal stage only).
@@ -46,8 +46,8 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from routing_logic.registry import make_routing
-from sim.flit import HEADERS, OPTIONAL_FIELDS, bits_for, flit_layout
-from sim.params import RouterParams
+from contract.flit import HEADERS, OPTIONAL_FIELDS, index_bits, flit_layout
+from contract.params import RouterParams
 from topologies.errors import ParameterError
 from topologies.network import Network
 
@@ -61,7 +61,7 @@ ROUTER_MODULE = "pstar_router"
 
 
 def carried_fields(routing: str, header: str = "routing") -> tuple:
-    """The optional header fields (`sim.flit.OPTIONAL_FIELDS`) a flit of this network carries."""
+    """The optional header fields (`contract.flit.OPTIONAL_FIELDS`) a flit of this network carries."""
     if header not in HEADERS:
         raise ParameterError(f"header={header!r}: must be one of {', '.join(HEADERS)}")
     if routing not in UNITS:
@@ -87,7 +87,7 @@ class NetworkTop(wiring.Component):
         if not isinstance(net, Network):
             raise TypeError(f"net={net!r}: must be a topologies.network.Network")
         if not isinstance(params, RouterParams):
-            raise TypeError(f"params={params!r}: must be a sim.params.RouterParams")
+            raise TypeError(f"params={params!r}: must be a contract.params.RouterParams")
         if net.num_endpoints < 1:
             raise ParameterError("p: the network has no endpoints")
         self.net, self.params, self.routing_name, self.shared = net, params, routing, bool(shared)
@@ -121,7 +121,7 @@ class NetworkTop(wiring.Component):
         if self.loadable:
             lay = self.proto.unit.load_layout
             members["load"] = In(stream.Signature(data.StructLayout({
-                "router": bits_for(n), "addr": lay["addr"].shape, "data": lay["data"].shape}), always_ready=True))
+                "router": index_bits(n), "addr": lay["addr"].shape, "data": lay["data"].shape}), always_ready=True))
         super().__init__(members)
 
     def link_table(self) -> np.ndarray:
@@ -290,7 +290,7 @@ def top_verilog(top: NetworkTop, name: str = "pstar_network", packed: bool = Fal
     net, prm = top.net, top.params
     n, R, p, E = net.num_routers, top.R, top.p, top.E
     W = top.layout.size
-    vb = bits_for(prm.vcs)
+    vb = index_bits(prm.vcs)
     module_of = module_of or (lambda r: top.module_name)
     ports = {k: v for k, v in ports_of(top.proto).items() if k not in ("clk", "rst")}
     links = top.link_table()
@@ -332,8 +332,8 @@ def top_verilog(top: NetworkTop, name: str = "pstar_network", packed: bool = Fal
             if pname == "id":
                 continue
             L.append(f"  wire {_vrange(len(sig))}r{r}__{pname};")
-    idb = bits_for(n)
-    rb = bits_for(n)
+    idb = index_bits(n)
+    rb = index_bits(n)
     for r in range(n):
         for k in range(R):
             r2, k2 = (int(x) for x in links[r, k])

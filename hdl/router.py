@@ -2,9 +2,9 @@
 
 Ports 0..R-1 are network ports, R..R+p-1 the local ports of the p endpoints. Per port and cycle:
 
-  flit_in[i]    In   valid + flit (`sim.flit.flit_layout`, its `vc` field names the input VC)
+  flit_in[i]    In   valid + flit (`contract.flit.flit_layout`, its `vc` field names the input VC)
   flit_out[o]   Out  valid + flit (vc = the output VC, hops + 1 on a head leaving on a network port
-                     when the layout carries hops: `sim.flit.OPTIONAL_FIELDS`)
+                     when the layout carries hops: `contract.flit.OPTIONAL_FIELDS`)
   credit_in[o]  In   valid + vc, network ports only (the endpoint sink never back-pressures)
   credit_out[i] Out  valid + vc: one buffer entry of input VC vc was freed this cycle
   dropped       Out  malformed flits dropped so far
@@ -40,8 +40,8 @@ from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from sim.flit import HOPS_BITS, bits_for
-from sim.params import RouterParams
+from contract.flit import HOPS_BITS, index_bits
+from contract.params import RouterParams
 
 from .arbiter import RoundRobinArbiter, RoundRobinPick, grant_bit, lowest_set_bit, one_hot_index, one_hot_select, winner_select
 from .buffer import VCBuffer
@@ -81,7 +81,7 @@ def input_class(i: int, v_class: int, ports: int, classes: int, step: int = 1) -
 
 
 def credit_signature(vcs: int) -> stream.Signature:
-    return stream.Signature(bits_for(vcs), always_ready=True)
+    return stream.Signature(index_bits(vcs), always_ready=True)
 
 
 def flit_signature(layout) -> stream.Signature:
@@ -110,7 +110,7 @@ class Router(wiring.Component):
     """One router; see the module docstring for ports and timing.
 
     ports: R network ports; endpoints: p local ports; params: RouterParams (V, B, alloc_iters,
-    latencies); layout: the flit layout (`sim.flit.flit_layout`, either format); unit: a callable
+    latencies); layout: the flit layout (`contract.flit.flit_layout`, either format); unit: a callable
     `unit(lanes) -> RoutingUnit`; num_routers: N (destinations >= N are malformed);
     vc_classes: C (`vc_classes_for`); router_id: a constant id, or None for an `id` input;
     class_step: R x R class steps (network input port, network output port) of the VC policy
@@ -131,9 +131,9 @@ class Router(wiring.Component):
         _pos_int("endpoints", endpoints)
         _pos_int("num_routers", num_routers)
         if not isinstance(params, RouterParams):
-            raise TypeError(f"params={params!r}: must be a sim.params.RouterParams")
+            raise TypeError(f"params={params!r}: must be a contract.params.RouterParams")
         if not isinstance(layout, data.Layout) or any(f not in dict(layout) for f in FLIT_FIELDS):
-            raise TypeError(f"layout={layout!r}: must be sim.flit.flit_layout(...)")
+            raise TypeError(f"layout={layout!r}: must be contract.flit.flit_layout(...)")
         _pos_int("vc_classes", vc_classes)
         if vc_classes > params.vcs:
             raise ValueError(f"vc_classes={vc_classes}: more classes than VCs ({params.vcs})")
@@ -176,7 +176,7 @@ class Router(wiring.Component):
             raise TypeError(f"unit: returned {self.unit!r}, not a RoutingUnit")
         if self.unit.ports != ports:
             raise ValueError(f"unit: has {self.unit.ports} ports, the router {ports}")
-        self.id_bits = bits_for(num_routers)
+        self.id_bits = index_bits(num_routers)
         V = params.vcs
         members = {
             "flit_in": In(flit_signature(layout)).array(self.P),
@@ -359,8 +359,8 @@ class Router(wiring.Component):
             overflow.append(buf.overflow)
 
         # ---- state ------------------------------------------------------------------------
-        ob = bits_for(P)
-        wb = bits_for(V)
+        ob = index_bits(P)
+        wb = index_bits(V)
         alloc_valid = [[Signal(name=f"alloc_valid_{i}_{v}") for v in range(V)] for i in range(P)]
         alloc_w = [[Signal(wb, name=f"alloc_w_{i}_{v}") for v in range(V)] for i in range(P)]
         busy = [[Signal(name=f"busy_{o}_{w}") for w in range(V)] for o in range(P)]

@@ -28,7 +28,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from routing_logic.base import EJECT
-from sim.flit import HOPS_BITS
+from contract.flit import HOPS_BITS
 from topologies.network import Network
 
 from .checks import quiet_on_error
@@ -70,7 +70,7 @@ class RoutingUnit(wiring.Component):
     loadable = False
     row_bits = 0
     escapes = False          # answer.escape: the head's phase bit is cleared (Polarized dead ends)
-    # the optional header fields (sim.flit.OPTIONAL_FIELDS) this unit's answer depends on: a flit
+    # the optional header fields (contract.flit.OPTIONAL_FIELDS) this unit's answer depends on: a flit
     # carries only these (hdl.network.NetworkTop, header="routing"); the others reach the query as 0
     header_reads: tuple = ()
 

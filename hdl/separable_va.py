@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Module, Signal
 
-from sim.params import SEPARABLE_VA_TRIP
+from contract.params import SEPARABLE_VA_TRIP
 
 from .arbiter import RoundRobinArbiter, one_hot_select
 from .delay import count_down

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .params import SEPARABLE_VA_TRIP
+from contract.params import SEPARABLE_VA_TRIP
 
 # routing modes
 MIN, NEXTHOP, POLARIZED, VALIANT, UGAL = 0, 1, 2, 3, 4

@@ -20,7 +20,7 @@ from topologies.errors import ParameterError
 from topologies.network import Network
 
 from .network_sim import MODES, DeadlockDetected, NetworkSim
-from .params import RouterParams
+from contract.params import RouterParams
 
 CDG_CHECK_LIMIT = 300   # routers: below this a CDG check admits VC counts under the proven bound
 

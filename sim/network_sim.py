@@ -22,8 +22,8 @@ from topologies.errors import ParameterError, check_seed
 from topologies.network import Network
 
 from . import engine
-from .flit import bits_for
-from .params import RouterParams
+from contract.flit import index_bits
+from contract.params import RouterParams
 from .traffic import make_pattern
 
 MODES = {"min": engine.MIN, "polarstar": engine.NEXTHOP, "polarized": engine.POLARIZED,
@@ -193,14 +193,14 @@ class NetworkSim:
             setattr(self, name, arr)
 
     def garbage_kinds(self) -> tuple[str, ...]:
-        """The garbage kinds the flit layout of this network can carry (sim.flit.flit_layout):
+        """The garbage kinds the flit layout of this network can carry (contract.flit.flit_layout):
         `bad_dst` needs a destination value >= N in the `dst` field, `bad_ep` an endpoint index
         >= p (the largest endpoint count, the RTL router's p) in `dst_ep`."""
         n = self.net.num_routers
         kinds = []
-        if n < (1 << bits_for(n)):
+        if n < (1 << index_bits(n)):
             kinds.append("bad_dst")
-        if self.p_max < (1 << bits_for(self.p_max)):
+        if self.p_max < (1 << index_bits(self.p_max)):
             kinds.append("bad_ep")
         return tuple(kinds) + ("body", "tail")
 

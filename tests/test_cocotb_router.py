@@ -25,7 +25,7 @@ from hdl.network import plan  # noqa: E402
 from hdl.router import class_of_vc  # noqa: E402
 from hdl.verilog_out import to_verilog  # noqa: E402
 from routing_logic.base import EJECT, RouteState  # noqa: E402
-from sim.params import RouterParams  # noqa: E402
+from contract.params import RouterParams  # noqa: E402
 from sim.network_sim import NetworkSim  # noqa: E402
 from topologies import build  # noqa: E402
 

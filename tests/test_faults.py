@@ -14,7 +14,7 @@ import pytest
 from routing_logic.base import EJECT, RouteState
 from routing_logic.registry import make_routing
 from sim.network_sim import NetworkSim
-from sim.params import RouterParams
+from contract.params import RouterParams
 from topologies import build
 from topologies.distances import distance_matrix
 from topologies.errors import ParameterError

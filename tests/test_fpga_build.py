@@ -237,7 +237,7 @@ def test_router_build_to_bitstream(tmp_path):
     10 % over its 50 MHz clock (`--pnr-margin`): nextpnr's constraint is 55 MHz, met is judged at 50."""
     from hdl.crossbar import split_layout
     from hdl.network import plan
-    from sim.params import RouterParams
+    from contract.params import RouterParams
     from topologies import build as build_net
     cfg = FpgaConfig(board="ulx3s-85f", design="router", spec="polarstar:q=2,supernode=iq,degree=0", ports=4,
                      vcs=3, depth=4, flit_width=16, st_stage=1, body_bram="auto", freq_mhz=50,

@@ -21,9 +21,9 @@ from fpga.traffic import (GeneratorModel, NeighbourModel, PayloadCRC, TrafficChe
 from fpga.uart import UARTRx, UARTTx
 from hdl.network import build_routing
 from routing_logic.base import RouteState
-from sim.flit import flit_layout, head_only_fields, pack, unpack
+from contract.flit import flit_layout, head_only_fields, pack, unpack
 from sim.network_sim import NetworkSim
-from sim.params import RouterParams
+from contract.params import RouterParams
 from topologies import build
 
 SMALL = "polarstar:q=2,supernode=complete,degree=0"     # 7 routers, 1 endpoint each
@@ -467,7 +467,7 @@ def test_checker_flags_each_error():
 
 
 def test_lean_checker_flags_each_error():
-    """Lean flits (sim.flit): heads carry the header, bodies only a payload. The checker knows a
+    """Lean flits (contract.flit): heads carry the header, bodies only a payload. The checker knows a
     body's packet and index from its VC's head, so a body of another packet, out of order or
     corrupted is a CRC error, and a head's destination, seq field and flags are checked."""
     params = RouterParams(vcs=2, packet_flits=3)
@@ -555,7 +555,7 @@ class TopBench:
 
 def ejections_of(seen, lay, first, start):
     """(model trace cycle, endpoint, source endpoint, packet, seq) of recorded ejections. A lean
-    body flit (sim.flit) names none of them: it is the next flit of its VC's packet."""
+    body flit (contract.flit) names none of them: it is the next flit of its VC's packet."""
     out = []
     open_ = {}
     for c, e, v in sorted(seen):

@@ -9,7 +9,7 @@ from amaranth.sim import Simulator
 
 from fpga.build import FpgaConfig, validate
 from fpga.tops import RoutingUnitTop
-from sim.params import RouterParams
+from contract.params import RouterParams
 from test_hdl_routing import want_of
 from topologies import build
 

@@ -19,9 +19,9 @@ from endpoints import EjectChecker, Endpoints  # noqa: E402
 
 from hdl.network import NetworkTop  # noqa: E402
 from sim.engine import GARBAGE_KINDS  # noqa: E402
-from sim.flit import bits_for  # noqa: E402
+from contract.flit import index_bits  # noqa: E402
 from sim.network_sim import NetworkSim  # noqa: E402
-from sim.params import RouterParams  # noqa: E402
+from contract.params import RouterParams  # noqa: E402
 from topologies import build  # noqa: E402
 
 SPEC = "polarstar:q=2,supernode=complete,degree=0"       # 7 routers, 3 network ports, 1 endpoint each
@@ -196,7 +196,7 @@ def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, e
     # `dropped` in cycle t counts the drops of cycles < t
     assert drops == dropped_before[:cycles + 1].tolist()
     assert drops[-1] == model.dropped == eps.garbage_sent == (len(garbage[0]) if garbage else 0)
-    assert bits_for(vcs) == top.layout["vc"].width
+    assert index_bits(vcs) == top.layout["vc"].width
 
 
 @pytest.mark.parametrize("spec", ["polarstar:q=3,supernode=iq,degree=0", "hyperx:dims=3x3",

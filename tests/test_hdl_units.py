@@ -17,8 +17,8 @@ from hdl.crossbar import Crossbar
 from hdl.gf import GF, const_mul, div_const
 from hdl.router import Router, class_of_vc
 from hdl.routing_units import make_unit
-from sim.flit import OPTIONAL_FIELDS, flit_layout
-from sim.params import RouterParams
+from contract.flit import OPTIONAL_FIELDS, flit_layout
+from contract.params import RouterParams
 from topologies import polarstar
 from topologies.field import field
 
@@ -402,7 +402,7 @@ def test_lean_flit_carries_the_header_in_heads_and_the_payload_in_bodies():
     payload, every field in the same bits as the layout says; the header must fit (a one-line error)."""
     from hdl.crossbar import FRONT_FIELDS, front_fields, split_layout
     from hdl.network import plan
-    from sim.flit import FLIT_FORMATS, LEAN_HEADER, head_only_fields, pack, unpack
+    from contract.flit import FLIT_FORMATS, LEAN_HEADER, head_only_fields, pack, unpack
     from topologies import ParameterError
     net = polarstar(3, "iq", 0)
     params = RouterParams(vcs=2, packet_id_bits=8)
@@ -448,7 +448,7 @@ def test_flit_layout_carries_the_optional_fields_the_unit_reads():
     other fields keep their widths and order; bad values are one-line errors."""
     from hdl.network import carried_fields, plan
     from hdl.routing_units import unit_reads
-    from sim.flit import HOPS_BITS, OPTIONAL_FIELDS, pack, unpack
+    from contract.flit import HOPS_BITS, OPTIONAL_FIELDS, pack, unpack
     from topologies import ParameterError
     net = polarstar(3, "iq", 0)
     from routing_logic.registry import make_routing

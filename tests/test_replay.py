@@ -87,7 +87,7 @@ def test_replay_104_routers_near_saturation(routing, vcs, load, cycles):
 
 
 def test_netlist_engine_refuses_other_link_latency():
-    from sim.params import RouterParams
+    from contract.params import RouterParams
     from hdl.network import plan
     from replay import netlist_header
     from topologies import build

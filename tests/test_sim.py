@@ -6,7 +6,7 @@ import pytest
 from routing_logic.registry import make_routing
 from sim.experiment import build_routing, run_point
 from sim.network_sim import DeadlockDetected, NetworkSim
-from sim.params import RouterParams
+from contract.params import RouterParams
 from sim.traffic import make_pattern
 from topologies import Network, ParameterError, distance_matrix, polarstar
 

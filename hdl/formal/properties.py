@@ -116,8 +116,8 @@ def router_harness(vcs: int = 2, depth: int = 2, packet_flits: int = 2, honest_d
     Flit contents are otherwise free: destinations, hops and payloads are any value.
     honest_downstream=False drops the credit assumption (then the credit check must fail).
     """
-    from sim.flit import flit_layout
-    from sim.params import RouterParams
+    from contract.flit import flit_layout
+    from contract.params import RouterParams
     from topologies import build
 
     from ..router import Router

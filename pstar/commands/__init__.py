@@ -26,7 +26,7 @@ def table(rows, headers=None) -> str:
 
 def add_latencies(p) -> None:
     """`--link-latency` and `--credit-latency` (RouterParams; the model and the RTL take any value)."""
-    from sim.params import DEFAULTS
+    from contract.params import DEFAULTS
     p.add_argument("--link-latency", type=int, default=DEFAULTS["link_latency"], metavar="N",
                    help="cycles from switch allocation to the next router's buffer (default 1; each cycle more "
                         "is a register on every link, for the clock of networks spread over a die)")
@@ -43,8 +43,8 @@ def add_vc_policy(p, note: str = "") -> None:
 
 def add_header(p) -> None:
     """`--header` and `--flit`, the flit layout options every command that elaborates the RTL
-    takes (sim.flit.HEADERS, sim.flit.FLIT_FORMATS)."""
-    from sim.flit import FLIT_FORMATS, HEADERS
+    takes (contract.flit.HEADERS, contract.flit.FLIT_FORMATS)."""
+    from contract.flit import FLIT_FORMATS, HEADERS
     p.add_argument("--header", default=HEADERS[0], choices=HEADERS,
                    help="optional header fields the flits carry: those the routing unit reads (routing, the "
                         "default: none for min and polarstar, the phase bit for polarized) or all (also the hop "

@@ -66,7 +66,7 @@ def network_from(args):
 
 def params_from(args, net):
     from sim.experiment import default_vcs
-    from sim.params import RouterParams
+    from contract.params import RouterParams
 
     kw = {}
     for key, attr in (("depth", "depth"), ("packet_flits", "packet"), ("alloc_iters", "alloc_iters"),

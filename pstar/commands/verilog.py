@@ -39,7 +39,7 @@ def add_parser(sub):
 def run(args) -> Result:
     from hdl.network import build_routing, network_verilog
     from routing_logic.registry import make_routing
-    from sim.params import RouterParams
+    from contract.params import RouterParams
 
     if args.routing not in ROUTINGS:
         raise ParameterError(f"routing={args.routing!r}: the RTL has units for {', '.join(ROUTINGS)}")

@@ -3,7 +3,7 @@
 `Endpoints` replays the packets of a `sim` run (source/destination endpoint, creation cycle):
 unbounded source queues, a new packet takes the VC with the most credits (ties: lowest), one
 flit per cycle per endpoint, credits counted one cycle after the router returns them. `Flits`
-packs and unpacks flits with the field offsets of `sim.flit.flit_layout`.
+packs and unpacks flits with the field offsets of `contract.flit.flit_layout`.
 
 Garbage flits (`NetworkSim.add_garbage`: endpoint, creation cycle, kind) are replayed by the
 model's rule: a due garbage flit is sent before the endpoint's next packet, never inside one, on
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.flit import CHANGED_IN_FLIGHT, head_only_fields
+from contract.flit import CHANGED_IN_FLIGHT, head_only_fields
 
 
 def payload_of(pk: int, seq: int, bits: int) -> int:
@@ -47,8 +47,8 @@ def garbage_flit(flits: "Flits", gid: int, kind: int, routers: int, p: int) -> i
 
 
 class Flits:
-    """Pack/unpack flits with the layout's field offsets (sim.flit.flit_layout; a lean flit packs a
-    head's header or a body's payload, as sim.flit.pack does)."""
+    """Pack/unpack flits with the layout's field offsets (contract.flit.flit_layout; a lean flit packs a
+    head's header or a body's payload, as contract.flit.pack does)."""
 
     def __init__(self, fields: dict):
         self.fields = fields          # name -> (offset, width)
@@ -95,7 +95,7 @@ class Endpoints:
         self.gi = 0
         self.src, self.dst = src, dst
         self.waiting = set()                     # endpoints with a packet queued
-        # bits that do not change in the network (sim.flit.CHANGED_IN_FLIGHT): injected & keep
+        # bits that do not change in the network (contract.flit.CHANGED_IN_FLIGHT): injected & keep
         # (per head bit: a lean body carries payload where a head has its hops and phase)
         f = self.flits.fields
         self.o_head = f["head"][0]
@@ -181,7 +181,7 @@ class Endpoints:
             flit = (int(seq == 0) << o_head) | (int(seq == self.L - 1) << o_tail)
             if not self.flits.lean:
                 flit |= self.template(pk) | (seq << o_seq) | (payload_of(pk, seq, self.payload_bits) << o_pay)
-            else:                        # sim.flit: a lean head carries the header, a body the payload
+            else:                        # contract.flit: a lean head carries the header, a body the payload
                 flit |= self.template(pk) if seq == 0 else payload_of(pk, seq, self.payload_bits) << o_pay
             self.injected[pk * self.L + seq] = self.kept(flit)
             out.append((e, flit | (v << o_vc)))

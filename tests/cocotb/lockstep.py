@@ -31,9 +31,9 @@ from hdl.network import network_verilog, plan
 from hdl.verilog_out import to_verilog
 from hdl.routing_units import exception_entries
 from routing_logic.registry import make_routing
-from sim.flit import bits_for
+from contract.flit import index_bits
 from sim.network_sim import NetworkSim
-from sim.params import DEFAULTS, RouterParams
+from contract.params import DEFAULTS, RouterParams
 from topologies import build
 
 
@@ -50,7 +50,7 @@ def network_build(spec: str, routing: str, vcs: int, fail: float = 0.0, seed: in
     of the network top (`network_verilog`), or with `netlist=True` of the router module alone,
     for a main that wires the routers itself (netlist_main.cpp). `options`: other RouterParams
     fields (va_stages, sa_stages, st_stage, link_latency, credit_latency); body_block_bits: bits of
-    each buffer body in block RAM (hdl/buffer.py); flit: the flit format (sim.flit.FLIT_FORMATS)."""
+    each buffer body in block RAM (hdl/buffer.py); flit: the flit format (contract.flit.FLIT_FORMATS)."""
     net = build(spec)
     params = RouterParams(vcs=vcs, **options)
     if routing_obj is None:
@@ -96,14 +96,14 @@ def network_build(spec: str, routing: str, vcs: int, fail: float = 0.0, seed: in
     ep_router = np.repeat(np.arange(net.num_routers), eps)
     cfg = {
         "E": net.num_endpoints, "V": vcs, "B": params.depth, "L": params.packet_flits,
-        "W": top.layout.size, "vb": bits_for(vcs),
+        "W": top.layout.size, "vb": index_bits(vcs),
         "fields": {k: [f.offset, f.width] for k, f in top.layout},
         "ep_router": ep_router.tolist(), "ep_local": (np.arange(net.num_endpoints) - first[ep_router]).tolist(),
         "N": net.num_routers, "p": int(eps.max()),
     }
     if top.loadable:
         cfg["load"] = [top.table_rows(r) for r in range(net.num_routers)]
-        cfg["load_bits"] = [bits_for(net.num_routers), Shape.cast(top.proto.unit.load_layout["addr"].shape).width]
+        cfg["load_bits"] = [index_bits(net.num_routers), Shape.cast(top.proto.unit.load_layout["addr"].shape).width]
     return meta, top, cfg
 
 

@@ -21,7 +21,7 @@ from cocotb.triggers import FallingEdge, RisingEdge
 from endpoints import Flits, payload_of
 from sim.external import ExternalRouter, LinkFlit
 from sim.network_sim import NetworkSim
-from sim.params import RouterParams
+from contract.params import RouterParams
 from topologies import build
 
 

@@ -42,7 +42,7 @@ FLIT_FORMATS = ("wide", "lean")
 LEAN_HEADER = ("dst_ep", "hops", "dst", "src", "src_ep", "inter", "phase", "seq", "packet")
 
 
-def bits_for(n: int) -> int:
+def index_bits(n: int) -> int:
     """Bits to hold values 0..n-1 (at least 1)."""
     return max(1, (max(n, 1) - 1).bit_length())
 
@@ -54,21 +54,21 @@ def flit_layout(routers: int, endpoints_per_router: int, params: RouterParams = 
         raise ParameterError(f"carried={carried!r}: optional header fields are {', '.join(OPTIONAL_FIELDS)}")
     if fmt not in FLIT_FORMATS:
         raise ParameterError(f"flit={fmt!r}: must be one of {', '.join(FLIT_FORMATS)}")
-    rb = bits_for(routers)
+    rb = index_bits(routers)
     opt = {"hops": HOPS_BITS, "inter": rb, "phase": 1}
     opt = {k: (w if k in carried else 0) for k, w in opt.items()}
     widths = {
         "head": 1,
         "tail": 1,
-        "vc": bits_for(params.vcs),
+        "vc": index_bits(params.vcs),
         "src": rb,
-        "src_ep": bits_for(endpoints_per_router),
+        "src_ep": index_bits(endpoints_per_router),
         "dst": rb,
-        "dst_ep": bits_for(endpoints_per_router),
+        "dst_ep": index_bits(endpoints_per_router),
         "hops": opt["hops"],
         "inter": opt["inter"],
         "phase": opt["phase"],
-        "seq": bits_for(params.packet_flits),
+        "seq": index_bits(params.packet_flits),
         "packet": params.packet_id_bits,
         "payload": params.payload_bits,
     }
