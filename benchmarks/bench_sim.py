@@ -1,16 +1,26 @@
-"""Speed of the cycle-accurate model: router-cycles per second and peak memory.
+"""Speed of the cycle-accurate model: router-cycles per second, peak memory, Numba compile time.
 
 Configuration of issue 5 (the BookSim2 comparison point): PolarStar q=11, IQ d'=3 (1,064 routers),
 5 endpoints per router, 4 VCs x 32 flits, 4-flit packets, MIN routing, uniform traffic.
 Each load runs in a fresh process (peak RSS is its own); the first, untimed run warms the
-Numba cache. Usage: python benchmarks/bench_sim.py [--cycles N] [--loads 0.1,0.3,0.5]
+Numba cache. Speed is given per wall-clock second and per CPU second of the process (on a
+machine shared with other jobs the CPU figure is the steadier one).
+
+`--compile` measures instead the first `run` of a fresh process on the 26-router PolarStar with
+an empty Numba cache (a new NUMBA_CACHE_DIR: the engine is compiled) and again with that cache
+warm (the compiled engine is loaded), `--repeat` times each.
+
+Usage: python benchmarks/bench_sim.py [--cycles N] [--loads 0.1,0.3,0.5] [--repeat K] [--compile]
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import statistics
 import subprocess
 import sys
+import tempfile
 
 CHILD = r"""
 import json, resource, sys, time
@@ -21,29 +31,72 @@ load, cycles = float(sys.argv[1]), int(sys.argv[2])
 net = polarstar(11, "iq", 3, p=5)
 sim = NetworkSim(net, "min", RouterParams(vcs=4, depth=32, packet_flits=4), "uniform", load, seed=1)
 sim.run(1000)                      # warm-up (and JIT) not timed
-t = time.perf_counter()
+t, c = time.perf_counter(), time.process_time()
 sim.run(cycles)
-dt = time.perf_counter() - t
-print(json.dumps({"load": load, "cycles": cycles, "seconds": round(dt, 2),
+dt, dc = time.perf_counter() - t, time.process_time() - c
+print(json.dumps({"load": load, "cycles": cycles, "seconds": round(dt, 2), "cpu_seconds": round(dc, 2),
                   "router_cycles_per_second": round(net.num_routers * cycles / dt),
+                  "router_cycles_per_cpu_second": round(net.num_routers * cycles / dc),
                   "accepted": round(sim.ejected_flits / (net.num_endpoints * (cycles + 1000)), 3),
                   "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}))
 """
 
+# the first run of a process: compiles the engine (empty cache) or loads it (warm cache)
+COMPILE_CHILD = r"""
+import json, time
+from topologies import polarstar
+from sim.network_sim import NetworkSim
+from contract.params import RouterParams
+sim = NetworkSim(polarstar(3, "iq", 0), "min", RouterParams(), "uniform", 0.3, seed=1)
+t, c = time.perf_counter(), time.process_time()
+sim.run(10)
+print(json.dumps({"seconds": round(time.perf_counter() - t, 2), "cpu_seconds": round(time.process_time() - c, 2)}))
+"""
+
+
+def _child(code, args=(), env=None):
+    out = subprocess.run([sys.executable, "-c", code, *args], check=True, capture_output=True, text=True, env=env)
+    return json.loads(out.stdout)
+
+
+def _spread(values, fmt=".2f"):
+    """The median (min, max) of repeated runs."""
+    if len(values) == 1:
+        return format(values[0], fmt)
+    return f"{format(statistics.median(values), fmt)} (min {format(min(values), fmt)}, max {format(max(values), fmt)})"
+
+
+def compile_times(repeat):
+    cold, warm = [], []
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory() as cache:
+            env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+            cold.append(_child(COMPILE_CHILD, env=env))
+            warm.append(_child(COMPILE_CHILD, env=env))
+    for name, runs in (("compile (empty cache)", cold), ("load (warm cache)", warm)):
+        print(f"{name}: {_spread([r['seconds'] for r in runs])} s wall, "
+              f"{_spread([r['cpu_seconds'] for r in runs])} s CPU", flush=True)
+
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--cycles", type=int, default=3000)
-    ap.add_argument("--loads", default="0.1,0.3,0.5")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cycles", type=int, default=3000, help="timed cycles per load (after 1,000 warm-up cycles)")
+    ap.add_argument("--loads", default="0.1,0.3,0.5", help="offered loads, comma-separated")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per load (or per compile measurement): "
+                                                          "median (min, max)")
+    ap.add_argument("--compile", action="store_true", help="measure Numba compile and cache-load time instead")
     a = ap.parse_args()
-    subprocess.run([sys.executable, "-c", CHILD, "0.1", "10"], check=True, capture_output=True)
+    if a.compile:
+        compile_times(a.repeat)
+        return
+    _child(CHILD, ("0.1", "10"))
     for load in a.loads.split(","):
-        out = subprocess.run([sys.executable, "-c", CHILD, load, str(a.cycles)], check=True, capture_output=True,
-                             text=True)
-        d = json.loads(out.stdout)
-        print(f"load {d['load']:.2f}: {d['router_cycles_per_second']:,} router-cycles/s "
-              f"({d['cycles']} cycles in {d['seconds']} s), accepted {d['accepted']}, peak RSS {d['peak_rss_mb']} MB",
-              flush=True)
+        runs = [_child(CHILD, (load, str(a.cycles))) for _ in range(a.repeat)]
+        d = runs[0]
+        print(f"load {d['load']:.2f}: {_spread([r['router_cycles_per_second'] for r in runs], ',.0f')} router-cycles/s, "
+              f"{_spread([r['router_cycles_per_cpu_second'] for r in runs], ',.0f')} per CPU second "
+              f"({d['cycles']} cycles in {_spread([r['seconds'] for r in runs])} s), accepted {d['accepted']}, "
+              f"peak RSS {max(r['peak_rss_mb'] for r in runs)} MB", flush=True)
 
 
 if __name__ == "__main__":
