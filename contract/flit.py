@@ -25,7 +25,7 @@ from amaranth.lib import data
 
 from topologies.errors import ParameterError
 
-from .params import RouterParams
+from .params import FLIT_FORMAT, HEADER, RouterParams
 
 HOPS_BITS = 4
 # fields a flit's header changes on its way (every other field arrives as injected): the VC per
@@ -34,9 +34,10 @@ HOPS_BITS = 4
 CHANGED_IN_FLIGHT = ("vc", "hops", "phase")
 OPTIONAL_FIELDS = ("hops", "inter", "phase")
 # which optional fields a network's flits carry (hdl.network.carried_fields): those its routing
-# unit reads, or all of them
-HEADERS = ("routing", "all")
-FLIT_FORMATS = ("wide", "lean")
+# unit reads, or all of them; and the flit formats (the option specs, with their defaults, are in
+# contract.params)
+HEADERS = HEADER.choices
+FLIT_FORMATS = FLIT_FORMAT.choices
 # lean flits: the header fields in the data bits of a head, in this order (the router's front
 # fields, hdl.crossbar.FRONT_FIELDS, first: the rest of the data bits then form one body range)
 LEAN_HEADER = ("dst_ep", "hops", "dst", "src", "src_ep", "inter", "phase", "seq", "packet")
@@ -48,7 +49,7 @@ def index_bits(n: int) -> int:
 
 
 def flit_layout(routers: int, endpoints_per_router: int, params: RouterParams = RouterParams(),
-                carried=OPTIONAL_FIELDS, fmt: str = "wide") -> data.Layout:
+                carried=OPTIONAL_FIELDS, fmt: str = FLIT_FORMAT.default) -> data.Layout:
     carried = tuple(carried)
     if not set(carried) <= set(OPTIONAL_FIELDS):
         raise ParameterError(f"carried={carried!r}: optional header fields are {', '.join(OPTIONAL_FIELDS)}")

@@ -1,16 +1,23 @@
-"""Router parameters and their defaults: the one place both `sim` and `hdl` read them.
+"""Router parameters and options: each declared once, here, with its default, its range or
+choices, its help text and its command-line flag. `sim`, `hdl`, `fpga` and the `pstar` commands
+read them from here (`contract.cli` makes the argparse flags, `contract.doc_table` the table of
+docs/microarchitecture.md); nothing else restates a default or a limit.
 
-See docs/microarchitecture.md for what each one means cycle by cycle.
+`RouterParams` (frozen dataclass): the parameters both the model and the RTL take. Each field's
+`metadata` holds its spec (`param` below); `PARAMS` gives them as `Spec`s. `OPTIONS`: the
+router-building options that are not fields of `RouterParams` but that every front end takes
+(the flit format, the header fields carried, the VC policy), as `Spec`s with their choices:
+`FLIT_FORMAT`, `HEADER`, `VC_POLICY`. Signature defaults read `VC_POLICY.default` and so on.
+
+`fpga` in a spec: the narrower range the FPGA prototypes take (fpga/build.py), where there is one.
+See docs/microarchitecture.md for what each parameter means cycle by cycle.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, fields
 
+from routing_logic.base import VC_POLICIES
 from topologies.errors import ParameterError
-
-DEFAULTS = {"alloc_iters": 1, "vcs": 4, "depth": 8, "packet_flits": 4, "link_latency": 1, "credit_latency": 1, "watchdog": 2000,
-            "payload_bits": 32, "packet_id_bits": 16, "va_stages": 1, "sa_stages": 1, "st_stage": 0,
-            "va_separable": 0, "va_choice_stage": 0}
 
 # va_separable = 1: cycles from an input port's launch of a VC request to the cycle its answer is
 # applied (launch register, crossing register, output arbiter -> grant register, crossing register);
@@ -19,43 +26,120 @@ SEPARABLE_VA_TRIP = 4
 
 
 @dataclass(frozen=True)
+class Spec:
+    """One router parameter or option as every front end shows it: an integer in lo..hi
+    (`fpga`: the FPGA prototypes' narrower (lo, hi), or None), or one of `choices`."""
+    name: str
+    default: object
+    flag: str
+    help: str
+    lo: int | None = None
+    hi: int | None = None
+    choices: tuple = ()
+    short: str | None = None          # a one-letter alias of the flag (-V)
+    metavar: str | None = None
+    fpga: tuple | None = None
+
+    @property
+    def dest(self) -> str:
+        """The flag as an identifier (--flit-width -> flit_width): what argparse and FpgaConfig call it."""
+        return self.flag.lstrip("-").replace("-", "_")
+
+    def bounds(self, fpga: bool = False) -> tuple:
+        return self.fpga if fpga and self.fpga else (self.lo, self.hi)
+
+    def range_text(self, fpga: bool = False) -> str:
+        if self.choices:
+            return ", ".join(self.choices)
+        lo, hi = self.bounds(fpga)
+        return f"{lo}..{hi}"
+
+    def error(self, value, fpga: bool = False, name: str | None = None) -> str | None:
+        """Why `value` is refused (the one-line message), or None when it is allowed."""
+        name = name or self.name
+        if self.choices:
+            return None if value in self.choices else f"{name}={value!r}: must be one of {', '.join(self.choices)}"
+        lo, hi = self.bounds(fpga)
+        if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
+            return f"{name}={value!r}: must be an integer in {lo}..{hi}"
+        return None
+
+    def check(self, value, fpga: bool = False, name: str | None = None):
+        """`value`, or a ParameterError naming `name` (default: the parameter's name)."""
+        message = self.error(value, fpga, name)
+        if message:
+            raise ParameterError(message)
+        return value
+
+
+def param(default: int, lo: int, hi: int, flag: str, help: str, **more):
+    """A RouterParams field: its default, range lo..hi, flag, help (and short, metavar, fpga)."""
+    return field(default=default, metadata={"lo": lo, "hi": hi, "flag": flag, "help": help, **more})
+
+
+@dataclass(frozen=True)
 class RouterParams:
-    vcs: int = DEFAULTS["vcs"]                      # V: virtual channels per port
-    depth: int = DEFAULTS["depth"]                  # B: flits per VC buffer
-    packet_flits: int = DEFAULTS["packet_flits"]    # L: flits per packet
-    link_latency: int = DEFAULTS["link_latency"]    # cycles, SA grant -> downstream FIFO
-    credit_latency: int = DEFAULTS["credit_latency"]  # cycles, FIFO pop -> upstream credit
-    watchdog: int = DEFAULTS["watchdog"]            # idle cycles with flits in flight -> deadlock
-    payload_bits: int = DEFAULTS["payload_bits"]    # payload field of the flit
-    packet_id_bits: int = DEFAULTS["packet_id_bits"]  # the flit's packet id (low bits of the source's count)
-    alloc_iters: int = DEFAULTS["alloc_iters"]      # switch-allocator iterations per cycle
-    va_stages: int = DEFAULTS["va_stages"]          # VC allocation: 1 (choose + arbitrate), 2 (pipelined)
-    # switch allocation: 1, 2 (input stage, then output stage), or 3 (the output stage's grant
-    # registered: the granted flit is sent in the cycle after)
-    sa_stages: int = DEFAULTS["sa_stages"]
-    # switch traversal: 0 in the SA cycle, 1 in the cycle after (SA's choices registered, the
-    # body read synchronous), 2 a cycle later still (the body read registered once more: a block
-    # RAM's clock-to-output off the crossbar's path); the flit reaches the link st_stage cycles later
-    st_stage: int = DEFAULTS["st_stage"]
-    # 1: separable pipelined VC allocation (each input port launches one request a cycle, a P:1
-    # arbiter per output VC, registers at both ends of each crossing: 4 more cycles per allocation)
-    va_separable: int = DEFAULTS["va_separable"]
-    # 1: the VC choice reads the output VCs' state (free, occupancy) of the previous cycle: the
-    # best free VC per (network output, class) is registered; the VA arbiters check "free" again
-    va_choice_stage: int = DEFAULTS["va_choice_stage"]
+    vcs: int = param(4, 1, 64, "--vcs", "virtual channels per port (V)", short="-V", metavar="V", fpga=(1, 16))
+    depth: int = param(8, 1, 1 << 16, "--depth", "flits per VC buffer (B)", short="-B", metavar="B", fpga=(2, 256))
+    packet_flits: int = param(4, 1, 256, "--packet", "flits per packet (L)", metavar="L")
+    link_latency: int = param(
+        1, 1, 64, "--link-latency", "cycles from switch allocation to the next router's buffer (each cycle more "
+        "is a register on every link, for the clock of networks spread over a die)", metavar="N", fpga=(1, 8))
+    credit_latency: int = param(1, 1, 64, "--credit-latency", "cycles from a buffer pop to the upstream router's "
+                                "credit", metavar="N", fpga=(1, 8))
+    watchdog: int = param(2000, 10, 10**9, "--watchdog", "idle cycles with flits in flight before a deadlock report",
+                          metavar="N")
+    payload_bits: int = param(32, 0, 4096, "--flit-width", "flit data (payload) bits; the routing and flow-control "
+                              "fields travel beside them", metavar="W", fpga=(1, 1024))
+    packet_id_bits: int = param(
+        16, 1, 32, "--packet-id-bits", "bits of the packet id every flit carries for the checkers (the low bits of "
+        "the source's packet count; fewer make large prototypes smaller, the id then wraps sooner)", metavar="N")
+    alloc_iters: int = param(1, 1, 8, "--alloc-iters", "switch-allocator iterations per cycle", metavar="N")
+    va_stages: int = param(1, 1, 2, "--va-stages", "VC allocation in one cycle (1) or pipelined over two (2)")
+    sa_stages: int = param(
+        1, 1, 3, "--sa-stages", "switch allocation in one cycle (1), over two: input stage, then output stage (2), "
+        "or three: the output stage's grants registered, the flits sent a cycle later (3); 2 and 3 need "
+        "alloc_iters 1")
+    st_stage: int = param(
+        0, 0, 2, "--st-stage", "switch traversal in the cycle of switch allocation (0), in the cycle after (1: "
+        "SA's choices registered, the buffer body read synchronously) or two cycles after (2: the body read "
+        "registered once more, off a block RAM's clock-to-output path); the flit reaches the link st_stage "
+        "cycles later")
+    va_separable: int = param(
+        0, 0, 1, "--va-separable", "1: separable pipelined VC allocation (each input port launches one request a "
+        "cycle, a P:1 arbiter per output VC, registers at both ends of each crossing: "
+        f"{SEPARABLE_VA_TRIP} more cycles per allocation, short paths)")
+    va_choice_stage: int = param(
+        0, 0, 1, "--va-choice-stage", "1: the VC choice reads last cycle's output VC state (the best free VC per "
+        "output and class registered; the VA arbiters check 'free' again)")
 
     def __post_init__(self):
-        limits = {"vcs": (1, 64), "depth": (1, 1 << 16), "packet_flits": (1, 256), "link_latency": (1, 64),
-                  "credit_latency": (1, 64), "watchdog": (10, 10**9), "payload_bits": (0, 4096), "packet_id_bits": (1, 32), "alloc_iters": (1, 8),
-                  "va_stages": (1, 2), "sa_stages": (1, 3), "st_stage": (0, 2), "va_separable": (0, 1),
-                  "va_choice_stage": (0, 1)}
-        for key, (lo, hi) in limits.items():
-            v = getattr(self, key)
-            if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
-                raise ParameterError(f"{key}={v!r}: must be an integer in {lo}..{hi}")
+        for spec in PARAMS.values():
+            spec.check(getattr(self, spec.name))
         if self.sa_stages > 1 and self.alloc_iters != 1:
             raise ParameterError(f"alloc_iters={self.alloc_iters}: the pipelined switch allocator (sa_stages={self.sa_stages}) "
                                  "takes 1 iteration only")
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+
+PARAMS = {f.name: Spec(f.name, f.default, **f.metadata) for f in fields(RouterParams)}
+DEFAULTS = {name: spec.default for name, spec in PARAMS.items()}
+
+FLIT_FORMAT = Spec(
+    "flit", "wide", "--flit", "flit format: wide (every flit carries the header beside its payload) or lean "
+    "(the header in head flits only, in the payload bits: narrower flits, buffers and crossbars; the header "
+    "must fit the flit width)", choices=("wide", "lean"))
+HEADER = Spec(
+    "header", "routing", "--header", "optional header fields the flits carry: those the routing unit reads "
+    "(routing: none for min and polarstar, the phase bit for polarized) or all (also the hop count and the "
+    "Valiant intermediate, which no unit reads)", choices=("routing", "all"))
+VC_POLICY = Spec(
+    "vc_policy", "hops", "--vc-policy", "VC classes: hops (class = hops taken) or turns (class = down-then-up "
+    "turns over router ids: PolarStar minimal routing with 2 VCs; docs/routing.md)", choices=tuple(VC_POLICIES))
+OPTIONS = {spec.name: spec for spec in (FLIT_FORMAT, HEADER, VC_POLICY)}
+SPECS = {**PARAMS, **OPTIONS}
+
+__all__ = ["DEFAULTS", "FLIT_FORMAT", "HEADER", "OPTIONS", "PARAMS", "RouterParams", "SEPARABLE_VA_TRIP", "SPECS",
+           "Spec", "VC_POLICY", "param"]
