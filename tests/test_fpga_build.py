@@ -201,6 +201,21 @@ def test_build_key_keeps_old_names_at_default_latencies():
     assert len(keys) == 3
 
 
+def test_build_keys_of_earlier_builds_stay():
+    """The keys (build directory names) of configurations built before the router options came
+    from contract.params, as that code computed them."""
+    from fpga.sweep import points
+    everything = FpgaConfig(va_stages=2, sa_stages=3, st_stage=2, va_separable=1, va_choice_stage=1, vc_policy="turns",
+                            header="all", flit="lean", packet_id_bits=8, credit_latency=3, body_bram="auto",
+                            front="lutram", abc="depth", tmg_ripup=True, pnr_margin=5.0, seed=6, placer="static")
+    assert FpgaConfig().key() == "37b0c72c31"
+    assert FpgaConfig(design="network", vcs=3, link_latency=2).key() == "67f743a08e"
+    assert everything.key() == "9f33ab64da"
+    pts = points()
+    assert [pts[n].key() for n in ("router-P4-V2-B4-W32", "unit-min-q3-id", "unit-polarstar-q11")] == \
+        ["2d07f45a72", "0499a29364", "2c122376ff"]
+
+
 def _step(kind, delay, a, b, net=None):
     step = {"type": kind, "delay": delay, "from": {"cell": a[0], "loc": a[1], "port": "Q"},
             "to": {"cell": b[0], "loc": b[1], "port": "D"}}
