@@ -98,5 +98,5 @@ def test_sim_link_latency_adds_a_cycle_per_link():
     assert one["hops_mean"] == three["hops_mean"] and one["accepted"] == pytest.approx(three["accepted"], rel=0.02)
     assert three["latency_mean"] - one["latency_mean"] == pytest.approx(2 * (one["hops_mean"] + 2), abs=0.2)
     r = pstar("sim", "polarstar:q=3,supernode=iq,degree=0", "--load", "0.1", "--credit-latency", "0")
-    assert r.returncode == 2 and "credit_latency=0: must be an integer in 1..64" in r.stderr
+    assert r.returncode == 2 and "argument --credit-latency: credit-latency=0: must be an integer in 1..64" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1

@@ -17,7 +17,9 @@ component (fpga/area.py); `sweep` builds the area/Fmax table of docs/fpga.md (fp
 """
 from __future__ import annotations
 
-from . import Result, add_header, add_latencies, add_vc_policy, table
+from contract.cli import add_router_arguments, values_from_args
+
+from . import Result, table
 
 
 def _pnr_router(p):
@@ -47,27 +49,10 @@ def _abc(p):
 
 
 def _router_options(p):
-    p.add_argument("--va-stages", type=int, default=1, metavar="{1,2}",
-                   help="VC allocation in one cycle (1, default) or pipelined over two (2; docs/microarchitecture.md)")
-    p.add_argument("--sa-stages", type=int, default=1, metavar="{1,2,3}",
-                   help="switch allocation in one cycle (1, default), over two: input stage, then output stage (2), "
-                        "or three: the output stage's grants registered, the flits sent in the next cycle (3)")
-    p.add_argument("--st-stage", type=int, default=0, metavar="{0,1,2}",
-                   help="1: switch traversal in the cycle after switch allocation; 2: two cycles after, the "
-                        "buffer body's read registered once more (off a block RAM's clock-to-output path; "
-                        "default 0)")
-    p.add_argument("--va-separable", type=int, default=0, metavar="{0,1}",
-                   help="1: separable pipelined VC allocator, 4 more cycles per VC allocation, short paths "
-                        "(hdl/separable_va.py; default 0: the central one)")
-    p.add_argument("--va-choice-stage", type=int, default=0, metavar="{0,1}",
-                   help="1: the VC choice reads last cycle's output VC state (a registered best free VC per "
-                        "output and class; default 0)")
-    add_latencies(p)
-    add_vc_policy(p)
-    add_header(p)
-    p.add_argument("--packet-id-bits", type=int, default=16, metavar="N",
-                   help="bits of the packet id every flit carries for the checkers (default 16; fewer make "
-                        "large prototypes smaller, the id then wraps sooner)")
+    """The router's flags: the contract's parameters a build takes (fpga.build.ROUTER_SPECS, with the
+    FPGA prototypes' ranges), then the buffer options only the FPGA builds have."""
+    from fpga.build import ROUTER_SPECS
+    add_router_arguments(p, only=[spec.name for spec in ROUTER_SPECS.values()], fpga=True)
     p.add_argument("--front", default="reg", metavar="{reg,lutram}",
                    help="each input VC's front: a register loaded as the FIFO moves (reg, default: the "
                         "faster router) or read from the port's LUTRAM (lutram: fewer LUTs, for the dense "
@@ -80,17 +65,14 @@ def _router_options(p):
 
 def _router_options_of(args) -> dict:
     """The options `_router_options` adds, as FpgaConfig fields."""
-    return {"va_stages": args.va_stages, "sa_stages": args.sa_stages, "st_stage": args.st_stage,
-            "va_separable": args.va_separable, "va_choice_stage": args.va_choice_stage, "vc_policy": args.vc_policy, "link_latency": args.link_latency, "credit_latency": args.credit_latency,
-            "header": args.header, "flit": args.flit, "packet_id_bits": args.packet_id_bits, "body_bram": args.body_bram,
-            "front": args.front}
+    from fpga.build import ROUTER_SPECS
+    given = values_from_args(args)
+    return {field: given[spec.name] for field, spec in ROUTER_SPECS.items()} | {
+        "body_bram": args.body_bram, "front": args.front}
 
 
 def _common_build(p):
     p.add_argument("--routing", default="polarstar", metavar="R", help="polarstar (arithmetic), min (table), polarized")
-    p.add_argument("--vcs", type=int, default=4, metavar="V", help="VCs per port (default 4)")
-    p.add_argument("--depth", type=int, default=8, metavar="B", help="flits per VC buffer (default 8)")
-    p.add_argument("--flit-width", type=int, default=32, metavar="W", help="flit data (payload) bits (default 32)")
     _router_options(p)
     p.add_argument("--freq", type=float, default=None, metavar="MHZ",
                    help="design clock (ECP5: made by the PLL, default 100; iCE40: the 12 MHz board clock)")
@@ -131,9 +113,6 @@ def add_parser(sub):
     a.add_argument("--routing", default="polarstar", metavar="R", help="polarstar (arithmetic), min (table), polarized")
     a.add_argument("--ports", type=int, default=None, metavar="P",
                    help="ports per router (network radix + endpoints; default: the family's endpoints)")
-    a.add_argument("--vcs", type=int, default=4, metavar="V", help="VCs per port (default 4)")
-    a.add_argument("--depth", type=int, default=8, metavar="B", help="flits per VC buffer (default 8)")
-    a.add_argument("--flit-width", type=int, default=32, metavar="W", help="flit data (payload) bits (default 32)")
     a.add_argument("--router", type=int, default=0, help="which router of SPEC (default 0)")
     _router_options(a)
     _wide_luts(a)
@@ -163,8 +142,7 @@ def run(args) -> Result:
     if args.fpga_command == "area":
         from fpga.area import area, table as area_table
         cfg = FpgaConfig(board=args.board, design="router", spec=args.spec, routing=args.routing, ports=args.ports,
-                         vcs=args.vcs, depth=args.depth, flit_width=args.flit_width, router=args.router,
-                         **_router_options_of(args), wide_luts=not args.no_wide_luts)
+                         router=args.router, **_router_options_of(args), wide_luts=not args.no_wide_luts)
         rep = area(cfg, progress=not args.quiet)
         head = (f"router {rep['router']} of {rep['spec']}, {rep['routing']} unit: P={rep['ports']} V={rep['vcs']} "
                 f"B={rep['depth']} W={rep['flit_width']} ({rep['flit_bits']}-bit {rep['flit']} flits, header {rep['header']}, "
@@ -180,8 +158,7 @@ def run(args) -> Result:
                 f"{'' if rep['wide_luts'] else ', no wide LUTs'}")
         return Result(rep, head + "\n\n" + area_table(rep))
     cfg = FpgaConfig(board=args.board, design=args.design, spec=args.spec, routing=args.routing,
-                     ports=args.ports, vcs=args.vcs, depth=args.depth, flit_width=args.flit_width,
-                     **_router_options_of(args), freq_mhz=args.freq, router=args.router,
+                     ports=args.ports, **_router_options_of(args), freq_mhz=args.freq, router=args.router,
                      id_input=args.id_input, seed=args.seed, pnr_router=args.pnr_router, placer=args.placer, wide_luts=not args.no_wide_luts,
                      tmg_ripup=args.tmg_ripup, pnr_margin=args.pnr_margin, abc=args.abc, build_dir=args.build_dir)
     rep = build(cfg, progress=not args.quiet, dry_run=args.dry_run, census=args.census)

@@ -20,13 +20,14 @@ from topologies import build
 from topologies.distances import distance_matrix
 from topologies.errors import ParameterError
 
+from contract.cli import add_router_arguments
 from routing_logic.base import EJECT, select, walk_idle
 from routing_logic.deadlock import check_deadlock, deadlock_verdict
 from routing_logic.polarstar import PolarStarArithmetic, verify_against_bfs
 from routing_logic.registry import ROUTINGS, make_routing
 from routing_logic.table import ORACLES, table_storage_bits
 
-from . import Result, add_vc_policy, table
+from . import Result, table
 
 ALL_PAIRS_LIMIT = 12_000        # BFS all pairs up to this many routers, else sampled sources
 POLARIZED_ALL_SOURCES = 300     # Polarized route graphs from every source up to this size
@@ -39,8 +40,7 @@ def add_parser(sub):
     p.add_argument("spec", metavar="SPEC", help="topology, e.g. polarstar:q=11,supernode=iq,degree=3")
     p.add_argument("--routing", required=True, metavar="R", help=f"one of: {', '.join(ROUTINGS)}")
     p.add_argument("--check", action="store_true", help="verify routes, deadlock freedom and storage")
-    p.add_argument("--vcs", type=int, default=None,
-                   help="VCs (hop-indexed policy); default: deadlock-free by construction")
+    add_router_arguments(p, only=("vcs", "vc_policy"), computed={"vcs": "the routing's, deadlock-free by construction"})
     p.add_argument("--distances", default="auto",
                    help=f"distance source for polarized/valiant/ugal: {', '.join(ORACLES)}")
     p.add_argument("--paths", default=None, help="polarstar only: single (default) or all minimal ports")
@@ -48,7 +48,6 @@ def add_parser(sub):
                    help="check only this many sampled sources (default: all when small)")
     p.add_argument("--seed", type=int, default=0, help="RNG seed for sampling and Valiant intermediates")
     p.add_argument("--exact-deadlock", action="store_true", help="always build the exact channel dependency graph")
-    add_vc_policy(p)
     p.add_argument("--pair", default=None, metavar="S,T", help="print the idle-network route from router S to T")
     return p
 

@@ -5,10 +5,17 @@ import sys
 
 from tqdm import tqdm
 
+from contract.cli import add_router_arguments, router_params_from_args
+from contract.params import PARAMS
 from topologies import build
 from topologies.errors import ParameterError, check_seed
 
-from . import Result, add_latencies, add_vc_policy, table
+from . import Result, table
+
+# the contract's parameters and options `pstar sim` and `pstar sweep` take (contract.params)
+ROUTER_FLAGS = ("vcs", "vc_policy", "depth", "packet_flits", "alloc_iters", "va_stages", "sa_stages", "st_stage",
+                "va_separable", "va_choice_stage", "link_latency", "credit_latency")
+VCS_DEFAULT = f"max({PARAMS['vcs'].default}, what the routing needs to be deadlock-free)"
 
 
 def add_common(p):
@@ -20,21 +27,7 @@ def add_common(p):
     p.add_argument("--cycles", type=int, default=5000, help="measurement window (cycles)")
     p.add_argument("--warmup", type=int, default=1000, help="warm-up cycles before measuring")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--vcs", type=int, default=None, help="VCs per port (default: max(4, what the routing needs))")
-    add_vc_policy(p)
-    p.add_argument("--depth", type=int, default=None, help="flits per VC buffer (default 8)")
-    p.add_argument("--packet", type=int, default=None, help="flits per packet (default 4)")
-    p.add_argument("--alloc-iters", type=int, default=None, help="switch allocator iterations (default 1)")
-    p.add_argument("--va-stages", type=int, default=None, help="VC allocation stages: 1 (default) or 2 (pipelined)")
-    p.add_argument("--sa-stages", type=int, default=None,
-                   help="switch allocation stages: 1 (default), 2 (input stage, then output stage) or 3 "
-                        "(the output stage's grants registered)")
-    p.add_argument("--st-stage", type=int, default=None, help="switch traversal 1 or 2 cycles after SA (default 0)")
-    p.add_argument("--va-separable", type=int, default=None,
-                   help="1: separable pipelined VC allocator, 4 more cycles per VC allocation (default 0)")
-    p.add_argument("--va-choice-stage", type=int, default=None,
-                   help="1: the VC choice reads last cycle's output VC state (default 0)")
-    add_latencies(p)
+    add_router_arguments(p, only=ROUTER_FLAGS, computed={"vcs": VCS_DEFAULT})
     p.add_argument("--fail-links", type=float, default=0.0, metavar="F",
                    help="fail this fraction of the links at random (network stays connected); routing is "
                         "recomputed for the damaged network")
@@ -65,19 +58,11 @@ def network_from(args):
 
 
 def params_from(args, net):
+    """RouterParams of the flags; V, when not given, as `sim.experiment.default_vcs` chooses it."""
     from sim.experiment import default_vcs
-    from contract.params import RouterParams
 
-    kw = {}
-    for key, attr in (("depth", "depth"), ("packet_flits", "packet"), ("alloc_iters", "alloc_iters"),
-                      ("va_stages", "va_stages"), ("sa_stages", "sa_stages"),
-                      ("st_stage", "st_stage"), ("va_separable", "va_separable"),
-                      ("va_choice_stage", "va_choice_stage"), ("link_latency", "link_latency"),
-                      ("credit_latency", "credit_latency")):
-        if getattr(args, attr) is not None:
-            kw[key] = getattr(args, attr)
     vcs = args.vcs if args.vcs is not None else default_vcs(net, args.routing, args.vc_policy)
-    return RouterParams(vcs=vcs, **kw)
+    return router_params_from_args(args, vcs=vcs)
 
 
 def add_parser(sub):

@@ -12,10 +12,12 @@ from __future__ import annotations
 import pathlib
 import time
 
+from contract.cli import add_router_arguments, router_params_from_args
+from contract.params import PARAMS
 from topologies import build
 from topologies.errors import ParameterError
 
-from . import Result, add_header, add_vc_policy, table
+from . import Result, table
 
 ROUTINGS = ("polarstar", "min", "polarized")
 
@@ -25,21 +27,18 @@ def add_parser(sub):
     p.add_argument("spec", metavar="SPEC", help="topology, e.g. polarstar:q=3,supernode=iq,degree=0")
     p.add_argument("--routing", default="polarstar", metavar="R",
                    help=f"routing unit: {', '.join(ROUTINGS)} (default polarstar)")
-    p.add_argument("-V", "--vcs", type=int, default=None,
-                   help="VCs per port (default: max(4, the routing's deadlock-free VC count))")
-    p.add_argument("-B", "--depth", type=int, default=None, help="flits per VC buffer (default 8)")
+    add_router_arguments(p, only=("vcs", "depth"), computed={
+        "vcs": f"max({PARAMS['vcs'].default}, the routing's deadlock-free VC count)"})
     p.add_argument("-p", type=int, default=None, help="endpoints per router (default: family's choice)")
     p.add_argument("--out", default="pstar_network.v", help="output file (default pstar_network.v)")
     p.add_argument("--per-router", action="store_true", help="one Verilog module per router (area studies)")
-    add_vc_policy(p, "; turns needs --per-router")
-    add_header(p)
+    add_router_arguments(p, only=("vc_policy", "header", "flit"), notes={"vc_policy": "; turns needs --per-router"})
     return p
 
 
 def run(args) -> Result:
     from hdl.network import build_routing, network_verilog
     from routing_logic.registry import make_routing
-    from contract.params import RouterParams
 
     if args.routing not in ROUTINGS:
         raise ParameterError(f"routing={args.routing!r}: the RTL has units for {', '.join(ROUTINGS)}")
@@ -50,11 +49,8 @@ def run(args) -> Result:
     vcs = args.vcs
     if vcs is None:
         probe = make_routing(args.routing, net, check_deadlock=False, vcs=1, vc_policy=args.vc_policy)
-        vcs = max(RouterParams().vcs, int(probe.default_vcs()))
-    kw = {"vcs": vcs}
-    if args.depth is not None:
-        kw["depth"] = args.depth
-    params = RouterParams(**kw)
+        vcs = max(PARAMS["vcs"].default, int(probe.default_vcs()))
+    params = router_params_from_args(args, vcs=vcs)
     routing_obj = build_routing(net, args.routing, params, args.vc_policy)
     text, top = network_verilog(net, args.routing, params, shared=not args.per_router, routing_obj=routing_obj,
                                 header=args.header, flit=args.flit)
