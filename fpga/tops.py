@@ -36,7 +36,7 @@ from hdl.checks import quiet_on_error
 from hdl.delay import delay_line
 from hdl.network import NetworkTop, plan
 from hdl.router import credit_signature, flit_signature
-from contract.params import RouterParams
+from contract.params import FLIT_FORMAT, HEADER, RouterParams
 from topologies.network import Network
 
 from .status import StatusBlock
@@ -132,8 +132,8 @@ class NetworkTrafficTop(_TrafficTop):
 
     @quiet_on_error
     def __init__(self, net: Network, routing: str, params: RouterParams, *, divisor: int, seeds=None,
-                 routing_obj=None, registered_draws: bool = True, header: str = "routing",
-                 body_block_bits: int = 0, flit: str = "wide", registered_fronts: bool = True):
+                 routing_obj=None, registered_draws: bool = True, header: str = HEADER.default,
+                 body_block_bits: int = 0, flit: str = FLIT_FORMAT.default, registered_fronts: bool = True):
         check_divisor(divisor)
         seeds = _check_common(net, params, seeds, net.num_endpoints)
         if net.num_endpoints < 2:
@@ -226,8 +226,8 @@ class RouterTrafficTop(_TrafficTop):
 
     @quiet_on_error
     def __init__(self, net: Network, routing: str, params: RouterParams, *, divisor: int, seeds=None,
-                 router: int = 0, routing_obj=None, registered_draws: bool = True, header: str = "routing",
-                 body_block_bits: int = 0, flit: str = "wide", registered_fronts: bool = True):
+                 router: int = 0, routing_obj=None, registered_draws: bool = True, header: str = HEADER.default,
+                 body_block_bits: int = 0, flit: str = FLIT_FORMAT.default, registered_fronts: bool = True):
         check_divisor(divisor)
         if not isinstance(router, int) or isinstance(router, bool) or not 0 <= router < net.num_routers:
             raise ValueError(f"router={router!r}: must be a router id in 0..{net.num_routers - 1}")

@@ -47,7 +47,7 @@ from amaranth.lib.wiring import In, Out
 
 from routing_logic.registry import make_routing
 from contract.flit import HEADERS, OPTIONAL_FIELDS, index_bits, flit_layout
-from contract.params import RouterParams
+from contract.params import FLIT_FORMAT, HEADER, VC_POLICY, RouterParams
 from topologies.errors import ParameterError
 from topologies.network import Network
 
@@ -60,7 +60,7 @@ from .verilog_out import ports_of, to_verilog
 ROUTER_MODULE = "pstar_router"
 
 
-def carried_fields(routing: str, header: str = "routing") -> tuple:
+def carried_fields(routing: str, header: str = HEADER.default) -> tuple:
     """The optional header fields (`contract.flit.OPTIONAL_FIELDS`) a flit of this network carries."""
     if header not in HEADERS:
         raise ParameterError(f"header={header!r}: must be one of {', '.join(HEADERS)}")
@@ -69,7 +69,7 @@ def carried_fields(routing: str, header: str = "routing") -> tuple:
     return OPTIONAL_FIELDS if header == "all" else unit_reads(routing)
 
 
-def build_routing(net: Network, routing: str, params: RouterParams, vc_policy: str = "hops"):
+def build_routing(net: Network, routing: str, params: RouterParams, vc_policy: str = VC_POLICY.default):
     """The routing_logic object the model uses for (net, routing, V, VC policy) (deadlock-checked)."""
     if routing not in UNITS:
         raise ParameterError(f"routing={routing!r}: the RTL has units for {', '.join(UNITS)}")
@@ -82,8 +82,8 @@ def build_routing(net: Network, routing: str, params: RouterParams, vc_policy: s
 class NetworkTop(wiring.Component):
     @quiet_on_error
     def __init__(self, net: Network, routing: str = "polarstar", params: RouterParams = RouterParams(),
-                 routing_obj=None, shared: bool = True, module_name: str = ROUTER_MODULE, header: str = "routing",
-                 body_block_bits: int = 0, flit: str = "wide", registered_fronts: bool = True):
+                 routing_obj=None, shared: bool = True, module_name: str = ROUTER_MODULE, header: str = HEADER.default,
+                 body_block_bits: int = 0, flit: str = FLIT_FORMAT.default, registered_fronts: bool = True):
         if not isinstance(net, Network):
             raise TypeError(f"net={net!r}: must be a topologies.network.Network")
         if not isinstance(params, RouterParams):
@@ -396,8 +396,8 @@ def top_verilog(top: NetworkTop, name: str = "pstar_network", packed: bool = Fal
 
 def network_verilog(net: Network, routing: str = "polarstar", params: RouterParams = RouterParams(),
                     shared: bool = True, packed: bool = False, name: str = "pstar_network",
-                    routing_obj=None, header: str = "routing", body_block_bits: int = 0,
-                    flit: str = "wide") -> tuple[str, NetworkTop]:
+                    routing_obj=None, header: str = HEADER.default, body_block_bits: int = 0,
+                    flit: str = FLIT_FORMAT.default) -> tuple[str, NetworkTop]:
     """Verilog of the whole network: the top (`top_verilog`) and the router module(s).
 
     shared=True: one module `pstar_router` for every router (id tied at each instance, table

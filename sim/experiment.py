@@ -20,12 +20,13 @@ from topologies.errors import ParameterError
 from topologies.network import Network
 
 from .network_sim import MODES, DeadlockDetected, NetworkSim
-from contract.params import RouterParams
+from contract.params import VC_POLICY, RouterParams
 
 CDG_CHECK_LIMIT = 300   # routers: below this a CDG check admits VC counts under the proven bound
 
 
-def build_routing(net: Network, routing: str, params: RouterParams, vcs_given: bool = True, vc_policy: str = "hops"):
+def build_routing(net: Network, routing: str, params: RouterParams, vcs_given: bool = True,
+                  vc_policy: str = VC_POLICY.default):
     """routing_logic's routing with the run's VCs and VC policy (routing_logic.base.VC_POLICIES);
     refuses VC counts that are not deadlock-free."""
     if routing not in MODES:
@@ -43,7 +44,7 @@ def build_routing(net: Network, routing: str, params: RouterParams, vcs_given: b
     return r
 
 
-def default_vcs(net: Network, routing: str, vc_policy: str = "hops") -> int:
+def default_vcs(net: Network, routing: str, vc_policy: str = VC_POLICY.default) -> int:
     """4 VCs as in the paper's setup, or more when the routing needs them for deadlock freedom."""
     r = make_routing(routing, net, check_deadlock=False, vc_policy=vc_policy, vcs=1)
     return max(4, r.default_vcs())
@@ -58,7 +59,7 @@ class Point:
 def run_point(net: Network, routing: str = "min", traffic: str = "uniform", load: float = 0.1,
               params: RouterParams | None = None, warmup: int = 1000, cycles: int = 5000,
               drain: int | None = None, seed: int = 1, progress=None, routing_obj=None,
-              vc_policy: str = "hops") -> dict:
+              vc_policy: str = VC_POLICY.default) -> dict:
     if not isinstance(cycles, int) or cycles < 1:
         raise ParameterError(f"cycles={cycles!r}: must be a positive integer")
     if not isinstance(warmup, int) or warmup < 0:
@@ -109,7 +110,7 @@ def run_point(net: Network, routing: str = "min", traffic: str = "uniform", load
 
 
 def sweep(net, routing, traffic, loads, params=None, warmup=1000, cycles=5000, seed=1, progress=None,
-          vc_policy: str = "hops") -> list[dict]:
+          vc_policy: str = VC_POLICY.default) -> list[dict]:
     params = params or RouterParams(vcs=default_vcs(net, routing, vc_policy))
     r = build_routing(net, routing, params, vc_policy=vc_policy)
     out = []
@@ -122,7 +123,7 @@ def sweep(net, routing, traffic, loads, params=None, warmup=1000, cycles=5000, s
 
 
 def saturation(net, routing, traffic, params=None, warmup=1000, cycles=3000, seed=1, tol=0.02,
-               progress=None, vc_policy: str = "hops") -> dict:
+               progress=None, vc_policy: str = VC_POLICY.default) -> dict:
     """Largest load whose accepted throughput stays within 5% of the offered load (bisection)."""
     params = params or RouterParams(vcs=default_vcs(net, routing, vc_policy))
     r = build_routing(net, routing, params, vc_policy=vc_policy)
