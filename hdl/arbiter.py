@@ -54,22 +54,34 @@ def ptr_mask(ptr, n: int):
     return (Const((1 << n) - 1, n) << ptr)[:n]
 
 
-def prefix_or(value, n: int):
-    """Bit i = OR of bits 0..i of the `n`-bit value: a log-depth tree."""
-    prefix = value
+def _wire(m, value, n: int, name: str | None):
+    """`value` held in a signal when a module is given: an expression used more than once is then
+    written (and simulated) once, where Amaranth would repeat the whole expression at every use."""
+    if m is None:
+        return value
+    s = Signal(n, name=name)
+    m.d.comb += s.eq(value)
+    return s
+
+
+def prefix_or(value, n: int, m: Module | None = None, name: str = "prefix"):
+    """Bit i = OR of bits 0..i of the `n`-bit value: a log-depth tree (each level a signal of `m`,
+    if given: the tree reads each level twice)."""
+    prefix = _wire(m, value, n, f"{name}_l0")
     shift = 1
     while shift < n:
-        prefix = prefix | (prefix << shift)[:n]
+        prefix = _wire(m, prefix | (prefix << shift)[:n], n, f"{name}_l{shift.bit_length()}")
         shift *= 2
     return prefix
 
 
-def lowest_set_bit(value, n: int):
+def lowest_set_bit(value, n: int, m: Module | None = None, name: str = "low"):
     """The lowest set bit of an `n`-bit value, one-hot (0 when none): the value AND NOT the OR of
     the bits below each bit, that OR a log-depth prefix tree. Not `x & (~x + 1)`: synthesis
     maps that increment to a carry chain, whose entry and exit routing were the longest part of
     the switch allocator's path on ECP5."""
-    below = (prefix_or(value, n) << 1)[:n] if n > 1 else Const(0, n)
+    value = _wire(m, value, n, f"{name}_in")
+    below = (prefix_or(value, n, m, name) << 1)[:n] if n > 1 else Const(0, n)
     return value & ~below
 
 
@@ -102,93 +114,107 @@ def winner_select(requests, mask, values):
     return Mux(high.any(), first(high), first(requests))
 
 
+def round_robin_pick(m: Module, requests, mask, n: int, next_mask: bool = False):
+    """(grant, next) of a round-robin choice among `requests` (`n` bits) with pointer mask `mask`:
+    the first requester among those at or after the pointer, else the first one; `next` is the
+    mask a commit of the grant sets (None unless asked for). Both lowest-bit trees run in
+    parallel with the OR that chooses between them, instead of after it (two logic levels fewer
+    for n = 32, where the VC allocator's arbiters were the target router's critical path on ECP5)."""
+    if n == 1:
+        return requests, None
+    high = _wire(m, requests & mask, n, "high")
+    any_high = high.any()
+    hi_pre = prefix_or(high, n, m, "high_or")
+    all_pre = prefix_or(requests, n, m, "req_or")
+    grant = Mux(any_high, high & ~(hi_pre << 1)[:n], requests & ~(all_pre << 1)[:n])
+    # the bits after the lowest set bit of x are the prefix OR of x shifted by one: the trees the
+    # grant reads, so the next mask needs no tree of its own after the grant
+    nxt = Mux(any_high, (hi_pre << 1)[:n], (all_pre << 1)[:n]) if next_mask else None
+    return grant, nxt
+
+
 class RoundRobinPick(wiring.Component):
     """Combinational round-robin choice: the first set bit of `requests` among those of `mask`
-    (the requesters at or after the pointer, `ptr_mask`), else the first set bit. With
-    `next_mask=True` it also outputs `next_mask`, the mask of the requesters after the grant (what
-    a commit of the grant sets); off by default, so simulations of the router, which does not read
-    it, do not evaluate it."""
+    (the requesters at or after the pointer, `ptr_mask`), else the first set bit.
 
-    def __init__(self, n: int, next_mask: bool = False):
+    Parameters: n, the requesters; next_mask, also output `next_mask` (the mask of the requesters
+    after the grant, what a commit of the grant sets); index, also output `index` (the grant's
+    index). Both are off by default: the router reads neither, and an output nobody reads is
+    logic in the Verilog all the same."""
+
+    def __init__(self, n: int, next_mask: bool = False, index: bool = False):
         _check_n(n)
         self.n = n
         self.with_next_mask = bool(next_mask)
+        self.with_index = bool(index)
         super().__init__({
             "requests": In(n),
             "mask": In(n),
             "grant": Out(n),          # one-hot
-            "index": Out(range(n)),
             "valid": Out(1),
+            **({"index": Out(range(n))} if index else {}),
             **({"next_mask": Out(n)} if next_mask else {}),
         })
 
     def elaborate(self, platform):
         m = Module()
         n = self.n
-        if n == 1:
-            m.d.comb += [self.grant.eq(self.requests), self.valid.eq(self.requests), self.index.eq(0)]
-            return m
-        high = Signal(n)
-        m.d.comb += high.eq(self.requests & self.mask)
-        # the first requester at or after ptr, else the first one: both lowest-bit trees run in
-        # parallel with the OR that chooses between them, instead of after it (two logic levels
-        # fewer for n = 32, where the VC allocator's arbiters were the target router's critical
-        # path on ECP5; docs/fpga.md)
-        m.d.comb += self.grant.eq(Mux(high.any(), lowest_set_bit(high, n), lowest_set_bit(self.requests, n)))
-        m.d.comb += self.valid.eq(self.requests.any())
-        # the bits after the lowest set bit of x are the prefix OR of x shifted by one: the trees
-        # lowest_set_bit builds for the grant (Yosys merges the identical cells), so the next
-        # mask needs no tree of its own after the grant
+        grant, nxt = round_robin_pick(m, self.requests, self.mask, n, self.with_next_mask)
+        m.d.comb += [self.grant.eq(grant), self.valid.eq(self.requests.any())]
         if self.with_next_mask:
-            m.d.comb += self.next_mask.eq(Mux(high.any(), (prefix_or(high, n) << 1)[:n],
-                                              (prefix_or(self.requests, n) << 1)[:n]))
-        m.d.comb += self.index.eq(one_hot_index(m, self.grant, n))
+            m.d.comb += self.next_mask.eq(nxt if nxt is not None else 0)
+        if self.with_index:
+            m.d.comb += self.index.eq(one_hot_index(m, self.grant, n))
         return m
 
 
 class RoundRobinArbiter(wiring.Component):
-    """`RoundRobinPick` plus its pointer register, kept as a mask; `mask` is exported for extra
-    pick stages, `ptr` (the index, derived from the mask) for tests.
+    """`round_robin_pick` plus its pointer register, kept as a mask (`mask`, exported for extra
+    pick stages; the pointer is the lowest set bit of `mask`, 0 when none is set).
 
-    `own_commit=True`: a commit always commits the arbiter's own grant (`commit_grant` is
-    ignored). The next mask is then the pick's `next_mask`, computed beside the grant instead of
-    from it: the pointer's path is the pick's depth, not twice it. An arbiter between registers
-    gains (on the ECP5-85F a 32-requester one goes from 107 to 143 MHz, 16 from 136 to 200;
+    Parameters: n, the requesters; own_commit, a commit always commits the arbiter's own grant
+    (`commit_grant` is ignored), so the next mask is computed beside the grant instead of from it:
+    the pointer's path is the pick's depth, not twice it. An arbiter between registers gains (on
+    the ECP5-85F a 32-requester one goes from 107 to 143 MHz, 16 from 136 to 200;
     benchmarks/bench_va_ceiling.py). The router's switch allocator uses it for its output
     arbiters when it runs one iteration; its VA arbiters do not: they sit inside the
-    request-grant loop, which sets their speed, and with it the target router lost about 3 MHz
-    (docs/fpga.md, "100 MHz")."""
+    request-grant loop, which sets their speed. index: also output the grant's index."""
 
-    def __init__(self, n: int, own_commit: bool = False):
+    def __init__(self, n: int, own_commit: bool = False, index: bool = False):
         _check_n(n)
         self.n = n
         self.own_commit = bool(own_commit)
+        self.with_index = bool(index)
         super().__init__({
             "requests": In(n),
             "grant": Out(n),
-            "index": Out(range(n)),
             "valid": Out(1),
             "commit": In(1),
             "commit_grant": In(n),
             "mask": Out(n, init=(1 << n) - 1),
-            "ptr": Out(range(n)),
+            **({"index": Out(range(n))} if index else {}),
         })
 
     def elaborate(self, platform):
         m = Module()
         n = self.n
-        m.submodules.pick = pick = RoundRobinPick(n, next_mask=self.own_commit)
-        m.d.comb += [pick.requests.eq(self.requests), pick.mask.eq(self.mask),
-                     self.grant.eq(pick.grant), self.index.eq(pick.index), self.valid.eq(pick.valid)]
+        grant, nxt = round_robin_pick(m, self.requests, self.mask, n, self.own_commit)
+        m.d.comb += [self.grant.eq(grant), self.valid.eq(self.requests.any())]
+        if self.with_index:
+            m.d.comb += self.index.eq(one_hot_index(m, self.grant, n))
         if n > 1:
             with m.If(self.commit):      # the requesters after the committed one
                 if self.own_commit:
-                    m.d.sync += self.mask.eq(pick.next_mask)
+                    m.d.sync += self.mask.eq(nxt)
                 else:
-                    m.d.sync += self.mask.eq((prefix_or(self.commit_grant, n) << 1)[:n])
-            m.d.comb += self.ptr.eq(one_hot_index(m, lowest_set_bit(self.mask, n), n))
+                    m.d.sync += self.mask.eq((prefix_or(self.commit_grant, n, m, "commit_or") << 1)[:n])
         return m
 
 
-__all__ = ["RoundRobinArbiter", "RoundRobinPick", "grant_bit", "lowest_set_bit", "one_hot_index", "one_hot_select", "prefix_or",
+def mask_pointer(mask: int, n: int) -> int:
+    """The pointer a mask stands for: its lowest set bit (0 for an empty mask)."""
+    return (mask & -mask).bit_length() - 1 if mask else 0
+
+
+__all__ = ["RoundRobinArbiter", "RoundRobinPick", "mask_pointer", "round_robin_pick", "grant_bit", "lowest_set_bit", "one_hot_index", "one_hot_select", "prefix_or",
            "ptr_mask", "winner_select"]

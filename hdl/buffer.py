@@ -147,8 +147,10 @@ class VCBuffer(wiring.Component):
                 m.submodules.peek_mem = shared_peek = Memory(shape=self.peek_width, depth=V * B, init=[])
         for v in range(V):
             count = self.count[v]
-            write = self.w_valid & (wvc == v) & (count < B + self._slack)
-            pop = self.pop[v] & (self.count_gt[v][0] if self.count_flags else count > 0)
+            # signals, not expressions: each is read several times below
+            write, pop = Signal(name=f"write{v}"), Signal(name=f"pop{v}")
+            m.d.comb += [write.eq(self.w_valid & (wvc == v) & (count < B + self._slack)),
+                         pop.eq(self.pop[v] & (self.count_gt[v][0] if self.count_flags else count > 0))]
             with m.If(write):
                 m.d.sync += tail[v].eq(Mux(tail[v] == B - 1, 0, tail[v] + 1))
             with m.If(pop):

@@ -14,7 +14,7 @@ them was the routing unit's critical path on the ECP5 (about 4 ns per block).
 """
 from __future__ import annotations
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 
 from topologies.field import field
 
@@ -25,13 +25,22 @@ def bits(n: int) -> int:
 
 
 def rom(values, index, width: int | None = None):
-    """Constant table lookup `values[index]` (a mux; out-of-range entries read 0)."""
+    """Constant table lookup `values[index]`, out-of-range entries reading 0.
+
+    Written as one shift of a constant (each entry padded to a power-of-two width, so the offset
+    is the index with zeros below it): one line of Verilog and no `always` block per table, where
+    an `Array` of constants is a case statement of two lines per entry."""
     values = [int(v) for v in values]
     if width is None:
         width = max(1, max(values + [0]).bit_length())
     if len(values) == 1:
         return Const(values[0], width)
-    return Array([Const(v, width) for v in values])[index]
+    index = Value.cast(index)
+    slot = 1 << (width - 1).bit_length()
+    packed = sum((v & ((1 << width) - 1)) << (k * slot) for k, v in enumerate(values))
+    table = Const(packed, len(values) * slot)
+    shift = Cat(Const(0, (slot - 1).bit_length()), index) if slot > 1 else index
+    return (table >> shift)[:width]
 
 
 def const_mul(x, c: int):

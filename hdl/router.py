@@ -224,12 +224,14 @@ class Router(wiring.Component):
                 arb = RoundRobinArbiter(len(cand))
                 m.submodules[f"va_arb_{o}_{w}"] = arb
                 reqs = Cat(*[req_onehot[iv][ov] for iv in cand])
-                ok = ~busy[o][w] if stale else Const(1, 1)
-                m.d.comb += [arb.requests.eq(reqs),
-                             arb.commit.eq(arb.valid & ok), arb.commit_grant.eq(arb.grant)]
-                va_set[o][w] = arb.valid & ok
+                m.d.comb += [arb.requests.eq(reqs), arb.commit_grant.eq(arb.grant)]
+                grant, va_set[o][w] = arb.grant, arb.valid
+                if stale:
+                    ok = ~busy[o][w]
+                    grant, va_set[o][w] = arb.grant & ok.replicate(len(cand)), arb.valid & ok
+                m.d.comb += arb.commit.eq(va_set[o][w])
                 for k, iv in enumerate(cand):
-                    va_grant[iv, o, w] = arb.grant[k] & ok
+                    va_grant[iv, o, w] = grant[k]
         # per input VC, the grant bits over the output VCs it can hold: its next output VC one-hot
         # (an input VC requests one output VC, so at most one bit is set)
         return [Cat(*[va_grant[iv, o, w] for o, w in ovcs_of[iv]]) for iv in range(NV)], va_set
@@ -314,7 +316,9 @@ class Router(wiring.Component):
                 cv, cvc = delay_line(m, cv, cvc, prm.credit_latency - 2, f"cin{o}")
                 cin_oh.append(_reg(m, credit_one_hot(cv, cvc), f"cin{o}_oh"))
             else:
-                cin_oh.append(credit_one_hot(cv, cvc))
+                oh = Signal(V, name=f"cin{o}_oh")
+                m.d.comb += oh.eq(credit_one_hot(cv, cvc))
+                cin_oh.append(oh)
 
         # ---- route computation at arrival, input buffers ----------------------------------
         bufs = []
@@ -407,14 +411,24 @@ class Router(wiring.Component):
             if less is None:
                 def less(a, b):
                     return leaves[a][1] < leaves[b][1]
+            # "later leaf a below earlier leaf b", once per pair: both leaves read it
+            later_less = {}
+            for a in range(len(leaves)):
+                for b in range(a):
+                    lt = Signal(name=f"{name}_lt{a}_{b}")
+                    m.d.comb += lt.eq(less(a, b))
+                    later_less[a, b] = lt
+            n = len(leaves)
+            valid = Signal(n, name=f"{name}_valid")
+            m.d.comb += valid.eq(Cat(*[x[0] for x in leaves]))
             win = []
-            for a, (va, _, _, _) in enumerate(leaves):
-                terms = [va]
-                for b, (vb, _, _, _) in enumerate(leaves):
-                    if b != a:
-                        terms.append(~vb | (less(a, b) if b < a else ~less(b, a)))
+            for a in range(n):
+                others = [b for b in range(n) if b != a]
+                # a beats every valid other leaf: below the earlier ones, not above the later ones
+                lts = Cat(*[later_less[a, b] if b < a else later_less[b, a] for b in others])
+                beats = lts ^ Const(sum(1 << k for k, b in enumerate(others) if b > a), len(others))
                 w_ = Signal(name=f"{name}_win{a}")
-                m.d.comb += w_.eq(Cat(*terms).all())
+                m.d.comb += w_.eq(valid[a] & (beats | ~Cat(*[valid[b] for b in others])).all() if others else valid[a])
                 win.append(w_)
             nv = Signal(name=f"{name}_v")
             no = Signal(ob, name=f"{name}_o")
@@ -473,7 +487,10 @@ class Router(wiring.Component):
                 leaves = []
                 for o in range(R):
                     cls = next_class(iv, o)
-                    key = best_k[o][cls] + (fr.prio[o] if pb else 0)
+                    key = best_k[o][cls]
+                    if pb:       # every comparison reads the sum: one adder per leaf
+                        key = Signal(kb, name=f"va_key_{i}_{v}_{o}")
+                        m.d.comb += key.eq(best_k[o][cls] + fr.prio[o])
                     leaves.append((fr.mask[o] & best_v[o][cls], key, Const(o, ob), best_w[o][cls]))
                 less = None
                 if prm.va_choice_stage and not pb:      # the keys are best_k alone
@@ -541,7 +558,7 @@ class Router(wiring.Component):
 
         def held_is(iv, table):
             """table[o][w] (a bit per output VC) at the output VC input VC iv holds."""
-            return Cat(*[alloc_oh[iv][k] & table[o][w] for k, (o, w) in enumerate(ovcs_of[iv])]).any()
+            return (alloc_oh[iv] & Cat(*[table[o][w] for o, w in ovcs_of[iv]])).any()
 
         port_oh = []
         for iv in range(NV):
@@ -607,7 +624,7 @@ class Router(wiring.Component):
             # with one iteration an output arbiter commits exactly its own grant: its next
             # pointer is then computed beside the grant, not after it (own_commit), which the
             # pipelined SA's output stage, between registers, gains most from
-            a = RoundRobinArbiter(P, own_commit=prm.alloc_iters == 1)
+            a = RoundRobinArbiter(P, own_commit=prm.alloc_iters == 1, index=True)
             m.submodules[f"sa_out_{o}"] = a
             out_arb.append(a)
 
@@ -651,7 +668,7 @@ class Router(wiring.Component):
                 if it == 0:
                     pick = out_arb[o]
                 else:
-                    pick = RoundRobinPick(P)
+                    pick = RoundRobinPick(P, index=True)
                     m.submodules[f"sa{it}_outpick_{o}"] = pick
                     m.d.comb += pick.mask.eq(out_arb[o].mask)
                 m.d.comb += pick.requests.eq(reqs)
@@ -708,15 +725,23 @@ class Router(wiring.Component):
             m.d.comb += [in_arb[i].commit.eq(sent[i]), in_arb[i].commit_grant.eq(sent_oh[i])]
         # the VC that sends holds its output VC alone, so a flit leaves on (o, w) exactly when the
         # holder of (o, w) sends: the credit to take and (with a tail) the output VC to free
-        sent_on = {}
-        freed_on = {}
+        # a tail leaving frees its VC's output VC
+        frees = []
         for i in range(P):
-            for v in range(V):
-                iv = i * V + v
-                sends = sent_oh[i][v]
-                for k, ow in enumerate(ovcs_of[iv]):
-                    sent_on.setdefault(ow, []).append(sends & alloc_oh[iv][k])
-                    freed_on.setdefault(ow, []).append(sends & fronts[i][v].flit.tail & alloc_oh[iv][k])
+            f_ = Signal(V, name=f"frees_{i}")
+            m.d.comb += f_.eq(sent_oh[i] & Cat(*[fronts[i][v].flit.tail for v in range(V)]))
+            frees.append(f_)
+        holders = {}            # output VC -> [(input VC, its bit of alloc_oh)]
+        for iv in range(NV):
+            for k, ow in enumerate(ovcs_of[iv]):
+                holders.setdefault(ow, []).append((iv, k))
+
+        def on(ow, bits):
+            """Whether the holder of output VC ow has its bit of `bits` (per input VC) set."""
+            hs = holders.get(ow, [])
+            if not hs:
+                return Const(0, 1)
+            return (Cat(*[bits[iv // V][iv % V] for iv, _ in hs]) & Cat(*[alloc_oh[iv][k] for iv, k in hs])).any()
 
         # ---- traversal ----------------------------------------------------------------------
         sel_front = []
@@ -759,15 +784,14 @@ class Router(wiring.Component):
         # credits of network outputs
         for o in range(R):
             for w in range(V):
-                dec = Cat(*sent_on.get((o, w), [Const(0, 1)])).any()
+                dec = Signal(name=f"credit_taken_{o}_{w}")
+                m.d.comb += dec.eq(on((o, w), sent_oh))
                 inc = cin_oh[o][w]
                 with m.If(dec & ~inc):
                     m.d.sync += credits[o][w].eq(credits[o][w] - 1)
                 with m.Elif(inc & ~dec):
                     m.d.sync += credits[o][w].eq(credits[o][w] + 1)
                 above_flags(m, credits[o][w], inc, dec, credit_flags[o][w])
-        # a tail leaving frees its VC's output VC
-        frees = [[sent_oh[i][v] & fronts[i][v].flit.tail for v in range(V)] for i in range(P)]
         if held is not None:
             self._held_credits(m, held, held_is, ovcs_of, cred_tables, cin_oh, credits, alloc_valid, va_won, va_granted,
                                sent_oh, frees)
@@ -807,7 +831,7 @@ class Router(wiring.Component):
                     m.d.sync += alloc_valid[i][v].eq(0)
         for o in range(P):
             for w in range(V):
-                rel = Cat(*freed_on.get((o, w), [Const(0, 1)])).any()
+                rel = on((o, w), frees)
                 with m.If(va_set[o][w]):
                     m.d.sync += busy[o][w].eq(1)
                 with m.Elif(rel):

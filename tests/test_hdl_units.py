@@ -11,7 +11,7 @@ from amaranth.hdl import Cat, Const, Module, Signal
 from amaranth.lib import data
 from amaranth.sim import Simulator
 
-from hdl.arbiter import RoundRobinArbiter, RoundRobinPick, grant_bit, ptr_mask, winner_select
+from hdl.arbiter import RoundRobinArbiter, RoundRobinPick, grant_bit, mask_pointer, ptr_mask, winner_select
 from hdl.buffer import VCBuffer
 from hdl.crossbar import Crossbar
 from hdl.gf import GF, const_mul, div_const
@@ -50,7 +50,7 @@ def run(dut, tb, clock=True):
 
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 20])
 def test_round_robin_pick_all_inputs(n):
-    dut = RoundRobinPick(n)
+    dut = RoundRobinPick(n, index=True)
     # grant_bit (a requester's own grant bit, computed where it sits) against the same reference
     top = Module()
     top.submodules.pick = dut
@@ -91,7 +91,7 @@ def test_round_robin_arbiter_pointer_rules(n, rule, own):
     """VA/output arbiters commit every grant; input arbiters only when the flit was sent. With
     own_commit the pointer follows the arbiter's own grant on commit, whatever commit_grant says
     (the test drives it with a wrong one-hot value to show it is ignored)."""
-    dut = RoundRobinArbiter(n, own_commit=own)
+    dut = RoundRobinArbiter(n, own_commit=own, index=True)
     rng = random.Random(n)
     ref = RefArbiter(n)
 
@@ -112,7 +112,7 @@ def test_round_robin_arbiter_pointer_rules(n, rule, own):
             await ctx.tick()
             if commit:
                 ref.commit(want)
-            assert ctx.get(dut.ptr) == ref.ptr
+            assert mask_pointer(ctx.get(dut.mask), n) == ref.ptr
             assert ctx.get(dut.mask) in ({ptr_mask(ref.ptr, n)} | ({0} if ref.ptr == 0 else set()))
 
     run(dut, tb)
