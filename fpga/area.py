@@ -28,15 +28,17 @@ from .build import FpgaConfig, body_block_bits, get_board, pipeline_report, tool
 
 # (key, what it is, module-name pattern below the router); "core" takes the router module itself
 COMPONENTS = (
-    ("va_arbiters", "VA arbiters: one round-robin arbiter per output VC over the input VCs of its class", r"va_arb_"),
-    ("sa_arbiters", "SA arbiters: per input port over its V VCs, per output port over the P inputs",
-     r"sa\d*_(in|out)"),
-    ("buffers", "input buffers: per port V FIFOs of B entries (LUTRAM, the body partly in EBR with --body-bram); "
-                "front fields read at every VC, "
-                "the body at the chosen VC", r"buf\d+"),
-    ("crossbar", "crossbar: per input a V:1 of the front fields, per output a P:1 of the flits", r"xbar"),
+    ("input_units", "input units: per port the link registers and V FIFOs of B entries (LUTRAM, the body partly in "
+                    "EBR with --body-bram), the front fields read at every VC, the body at the chosen VC", r"input\d+"),
+    ("vc_allocator", "VC allocator: each head's best free output VC, one round-robin arbiter per output VC over the "
+                     "input VCs of its class", r"vc_alloc"),
+    ("switch_allocator", "switch allocator: round-robin arbiters per input port over its V VCs, per output port "
+                         "over the P inputs", r"sw_alloc"),
+    ("switch_traversal", "switch traversal: per input a V:1 of the front fields, per output a P:1 of the flits",
+     r"traversal"),
+    ("output_unit", "output unit: credit counters and flags, output-VC ownership", r"outputs"),
     ("unit", "routing unit: one lane per input port", r"unit"),
-    ("core", "the rest: VA candidate choice and requests, credits, allocation state, drops", None),
+    ("core", "the rest: the input VCs' allocation state, held credit flags, drop count", None),
 )
 CELLS = ("LUT4", "CCU2C", "PFUMX", "L6MUX21", "TRELLIS_DPR16X4", "DP16KD", "TRELLIS_FF")
 

@@ -403,18 +403,20 @@ def network_verilog(net: Network, routing: str = "polarstar", params: RouterPara
     shared=True: one module `pstar_router` for every router (id tied at each instance, table
     rows through `load`). shared=False: module `pstar_router_{r}` per router, with its id and
     table contents as constants (one elaboration per router: for area studies of small networks).
+    Each router module is written flat (its stage components merged into it, `to_verilog(...,
+    flatten=True)`); `pstar fpga area` keeps the stages apart.
     """
     top = plan(net, routing, params, routing_obj=routing_obj, shared=shared, header=header,
                body_block_bits=body_block_bits, flit=flit)
     if shared:
         top.check_shared()
         text = top_verilog(top, name, packed)
-        return text + "\n" + to_verilog(top.proto, top.module_name), top
+        return text + "\n" + to_verilog(top.proto, top.module_name, flatten=True), top
     routers = [top.make_router(r) for r in range(net.num_routers)]
     text = top_verilog(top, name, packed, module_of=lambda r: f"{top.module_name}_{r}", routers=routers)
     parts = [text]
     for r, router in enumerate(routers):
-        parts.append(to_verilog(router, f"{top.module_name}_{r}"))
+        parts.append(to_verilog(router, f"{top.module_name}_{r}", flatten=True))
     return "\n".join(parts), top
 
 

@@ -35,15 +35,22 @@ def ports_of(component: wiring.Component) -> dict:
     return ports
 
 
-def to_verilog(component: wiring.Component, name: str, emit_src: bool = False, compact: bool = True) -> str:
+def to_verilog(component: wiring.Component, name: str, emit_src: bool = False, compact: bool = True,
+               flatten: bool = False) -> str:
     """Verilog text of `component` as module `name` (and its submodules as modules of their own);
-    `compact=False` writes Amaranth's own output (`always` blocks, every expression as written)."""
+    `compact=False` writes Amaranth's own output (`always` blocks, every expression as written).
+    `flatten=True`: one module, its submodules merged into it, and only the signals that are a
+    net's one name kept (`opt_clean -purge`): the form a network instantiates many times, where
+    the hierarchy's ports and aliases would be most of the text."""
     if not compact:
         return verilog.convert(component, name=name, ports=ports_of(component), emit_src=emit_src)
     text = rtlil.convert(component, name=name, ports=ports_of(component), emit_src=emit_src)
     yosys = find_yosys(lambda ver: ver >= (0, 40))
-    script = [f"read_rtlil <<rtlil\n{text}\nrtlil", "proc -norom", "memory_collect", *CLEANUP,
-              "write_verilog -norename"]
+    cleanup = ["flatten", *CLEANUP[:-1], "opt_clean -purge"] if flatten else list(CLEANUP)
+    # opt_clean marks the unused bits of each wire in an attribute, flatten its hierarchical name:
+    # a line per wire, for nobody
+    script = [f"read_rtlil <<rtlil\n{text}\nrtlil", "proc -norom", "memory_collect", *cleanup,
+              "attrmap -remove unused_bits -remove hdlname", "write_verilog -norename"]
     return yosys.run(["-q", "-"], "\n".join(script), ignore_warnings=True)
 
 

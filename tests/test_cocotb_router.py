@@ -46,7 +46,7 @@ def build_router(va_stages: int, st_stage: int, sa_stages: int = 1):
     top = plan(net, "polarstar", params, header="all")
 
     def make_verilog():
-        return to_verilog(top.proto, "pstar_router"), {}
+        return to_verilog(top.proto, "pstar_router", flatten=True), {}
 
     meta = harness.build(f"router-ps26-polarstar-va{va_stages}-st{st_stage}" + (f"-sa{sa_stages}" if sa_stages > 1 else ""),
                          f"router|{params}|header=all", make_verilog,

@@ -444,9 +444,10 @@ def test_area_breakdown_by_component():
     from fpga.area import COMPONENTS, area, component_of
     from fpga.build import FpgaConfig
     assert component_of("\\router") == "core"
-    assert component_of("\\router.va_arb_4_2.pick") == "va_arbiters"
-    assert component_of("router.sa1_inpick_0") == component_of("router.sa_out_3") == "sa_arbiters"
-    assert component_of("router.buf12") == "buffers" and component_of("router.xbar") == "crossbar"
+    assert component_of("\\router.vc_alloc.va_arb_4_2") == component_of("router.vc_alloc") == "vc_allocator"
+    assert component_of("router.sw_alloc.sa1_inpick_0") == component_of("router.sw_alloc.sa_out_3") == "switch_allocator"
+    assert component_of("router.input12.buf") == "input_units" and component_of("router.traversal.xbar") == "switch_traversal"
+    assert component_of("router.outputs") == "output_unit"
     with pytest.raises(ValueError, match="not a component"):
         component_of("router.mystery")
     cfg = FpgaConfig(board="ulx3s-85f", design="router", spec="polarstar:q=2,supernode=iq,degree=0", ports=4,
@@ -461,9 +462,9 @@ def test_area_breakdown_by_component():
         assert rep["flattened"]["lut_sites"] > 500
         assert rep["flattened"]["TRELLIS_DPR16X4"] == rep["total"]["TRELLIS_DPR16X4"]
     assert wide["flit_bits"] - narrow["flit_bits"] == 32
-    assert parts["w"]["va_arbiters"]["lut_sites"] == parts["n"]["va_arbiters"]["lut_sites"] > 0
-    assert parts["w"]["crossbar"]["LUT4"] > parts["n"]["crossbar"]["LUT4"] + 32
-    assert parts["w"]["buffers"]["TRELLIS_DPR16X4"] > parts["n"]["buffers"]["TRELLIS_DPR16X4"]
+    assert parts["w"]["vc_allocator"]["lut_sites"] == parts["n"]["vc_allocator"]["lut_sites"] > 0
+    assert parts["w"]["switch_traversal"]["LUT4"] > parts["n"]["switch_traversal"]["LUT4"] + 32
+    assert parts["w"]["input_units"]["TRELLIS_DPR16X4"] > parts["n"]["input_units"]["TRELLIS_DPR16X4"]
     lean = area(dataclasses.replace(cfg, wide_luts=False), progress=False)
     assert lean["total"]["PFUMX"] == lean["total"]["L6MUX21"] == lean["flattened"]["PFUMX"] == 0 < narrow["total"]["PFUMX"]
     assert lean["total"]["TRELLIS_DPR16X4"] == narrow["total"]["TRELLIS_DPR16X4"]

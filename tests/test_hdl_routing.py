@@ -24,8 +24,8 @@ from topologies import ParameterError, polarstar
 NETS = {"ps26": ("iq", 0), "ps104": ("iq", 3), "paley65": ("paley", 2)}
 
 
-# CI: every triple of the 26-router network; the 104- and 65-router ones (about a minute each) in
-# the PSTAR_COSIM=full tier
+# CI: every triple of the 26-router network (and every pair of the 104-router one for the
+# arithmetic unit, below); the 104- and 65-router ones for every unit in the PSTAR_COSIM=full tier
 @pytest.fixture(scope="module", params=[n if n == "ps26" else pytest.param(n, marks=tiers.full_only("CI budget"))
                                         for n in NETS])
 def net(request):
@@ -35,32 +35,38 @@ def net(request):
 
 def run_queries(dut, queries):
     """queries: iterable of (router, src, dst, hops[, phase = 1]). Returns [(mask, [prio per
-    port])], or with units that escape (answer.escape) [(mask, [prio per port], escape)]."""
+    port])], or with units that escape (answer.escape) [(mask, [prio per port], escape)]. A unit
+    with several lanes answers as many queries of one router at a time."""
     lay = query_layout(dut.num_routers)
     off = {k: f.offset for k, f in lay}
-    out = []
     alay = dut.answer_layout
     mask_w = alay["mask"].width
-    prio = alay._fields.get("prio") if hasattr(alay, "_fields") else None
     pb = dut.prio_bits
+    queries = list(queries)
+    out = [None] * len(queries)
+    batches, k = [], 0
+    while k < len(queries):          # runs of one router, at most `lanes` long
+        end = k + 1
+        while end < len(queries) and end - k < dut.lanes and queries[end][0] == queries[k][0]:
+            end += 1
+        batches.append((k, end))
+        k = end
+
+    def answer(a):
+        mask = a & ((1 << mask_w) - 1)
+        pr = [(a >> (mask_w + p * pb)) & ((1 << pb) - 1) for p in range(mask_w)] if pb else []
+        return (mask, pr, (a >> alay["escape"].offset) & 1) if dut.escapes else (mask, pr)
 
     async def tb(ctx):
-        qv = dut.query[0].as_value()
-        av = dut.answer[0].as_value()
-        last_r = None
-        for r, s, t, h, *ph in queries:
-            if r != last_r:
-                ctx.set(dut.router, r)
-                last_r = r
-            phase = ph[0] if ph else 1
-            ctx.set(qv, (s << off["src"]) | (t << off["dst"]) | (h << off["hops"]) | (phase << off["phase"]))
-            a = ctx.get(av)
-            mask = a & ((1 << mask_w) - 1)
-            pr = [(a >> (mask_w + p * pb)) & ((1 << pb) - 1) for p in range(mask_w)] if pb else []
-            if dut.escapes:
-                out.append((mask, pr, (a >> alay["escape"].offset) & 1))
-            else:
-                out.append((mask, pr))
+        qv = [dut.query[j].as_value() for j in range(dut.lanes)]
+        av = [dut.answer[j].as_value() for j in range(dut.lanes)]
+        for lo, hi in batches:
+            ctx.set(dut.router, queries[lo][0])
+            for j, (r, s, t, h, *ph) in enumerate(queries[lo:hi]):
+                phase = ph[0] if ph else 1
+                ctx.set(qv[j], (s << off["src"]) | (t << off["dst"]) | (h << off["hops"]) | (phase << off["phase"]))
+            for j in range(hi - lo):
+                out[lo + j] = answer(ctx.get(av[j]))
 
     sim = Simulator(dut)
     sim.add_testbench(tb)
@@ -87,6 +93,23 @@ def pairs_with_sources(n, seed=0):
     return [(c, int(rng.integers(n)), t, int(rng.integers(4))) for c in range(n) for t in range(n)]
 
 
+SHAPES = ("eq", "S", "Q", "E", "SS", "SQ", "QS", "ES", "SE", "EE", "QE", "EQ")
+
+
+def shape_counts(net) -> dict:
+    """Pairs (router, destination) per path shape of the arithmetic routing (routing_logic.polarstar:
+    the first shape that matches, in the order its next hop is chosen; D3 when none does)."""
+    u = PolarStarMinimal(net).unit
+    c, t = np.meshgrid(np.arange(net.num_routers), np.arange(net.num_routers), indexing="ij")
+    s, _ = u._shapes(c // u.m, c % u.m, t // u.m, t % u.m)
+    taken, counts = np.zeros(c.shape, bool), {}
+    for k in SHAPES:
+        counts[k] = int((s[k] & ~taken).sum())
+        taken |= s[k]
+    counts["D3"] = int((~taken).sum())
+    return counts
+
+
 def test_polarstar_unit_every_pair(net):
     routing = PolarStarMinimal(net)
     n = net.num_routers
@@ -95,6 +118,25 @@ def test_polarstar_unit_every_pair(net):
     bad = [(q, g[0], want_of(routing, q[0], q[1], q[2])[0]) for q, g in zip(queries, got)
            if g[0] != want_of(routing, q[0], q[1], q[2])[0]]
     assert not bad, f"{len(bad)} of {len(queries)} (router, src, dst) differ, first: {bad[:3]}"
+    print(f"\n{net.name}: pairs per shape {shape_counts(net)}")
+
+
+def test_polarstar_unit_every_pair_every_shape_104():
+    """Every (router, destination) of the 104-router PolarStar (q=3 IQ d'=3) against routing_logic.
+    Its supernodes have internal links, so every shape of the unit has pairs of its own (the
+    26-router one, d' = 0, never reaches S, SS, ES or SE); SQ and QS are taken by SS first on IQ
+    supernodes. The full tier runs the same check through the `net` fixture."""
+    net = polarstar(3, "iq", 3)
+    counts = shape_counts(net)
+    assert {k for k, v in counts.items() if v == 0} == {"SQ", "QS"}, counts
+    assert sum(counts.values()) == 104 * 104
+    routing = PolarStarMinimal(net)
+    queries = pairs_with_sources(net.num_routers)
+    got = run_queries(PolarStarUnit(net), queries)
+    want = [want_of(routing, c, s, t)[0] for c, s, t, _ in queries]
+    bad = [(q, g[0], w) for q, g, w in zip(queries, got, want) if g[0] != w]
+    assert not bad, f"{len(bad)} of {len(queries)} (router, src, dst) differ, first: {bad[:3]}"
+    print(f"\nps104: {len(queries)} pairs agree; pairs per shape {counts}")
 
 
 def test_polarstar_unit_ignores_source(net):

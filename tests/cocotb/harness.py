@@ -18,10 +18,10 @@ import xml.etree.ElementTree as ET
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD_ROOT = ROOT / "build" / "cocotb"
 HERE = pathlib.Path(__file__).resolve().parent
-SOURCES = sorted((ROOT / "hdl").glob("*.py")) + sorted((ROOT / "contract").glob("*.py"))
+SOURCES = sorted((ROOT / "hdl").rglob("*.py")) + sorted((ROOT / "contract").glob("*.py"))
 VERILATOR_ARGS = ["-O3", "--x-assign", "fast", "--x-initial", "fast", "-Wno-fatal", "-Wno-WIDTH",
                   "-Wno-UNOPTFLAT", "-Wno-CASEINCOMPLETE", "-Wno-UNUSED", "-Wno-PINMISSING",
-                  "-Wno-MULTIDRIVEN", "-Wno-UNSIGNED", "-Wno-CMPCONST", "--no-timing",
+                  "-Wno-UNSIGNED", "-Wno-CMPCONST", "--no-timing",
                   "--output-split-cfuncs", "1000"]
 
 

@@ -78,7 +78,7 @@ def network_build(spec: str, routing: str, vcs: int, fail: float = 0.0, seed: in
 
     def make_verilog():
         if netlist:
-            text = to_verilog(top.proto, top.module_name)
+            text = to_verilog(top.proto, top.module_name, flatten=True)
         else:
             text, _ = network_verilog(net, routing, params, shared=shared, packed=True, routing_obj=routing_obj,
                                       body_block_bits=body_block_bits, flit=flit)

@@ -1,0 +1,52 @@
+"""VC classes of the router (docs/microarchitecture.md, "VC classes"): which VCs each class owns and
+the class of a head's next hop. Constants of a router, used when its stages are built."""
+from __future__ import annotations
+
+
+def vc_classes_for(routing, vcs: int) -> int:
+    """C of the contract: the routing's default VC count (its proven route length), capped at V."""
+    return min(int(vcs), max(1, int(routing.default_vcs())))
+
+
+def class_of_vc(w: int, vcs: int, classes: int) -> int:
+    """The class owning VC w: class c owns [c·k, c·k+k), k = V // C; the last class the rest."""
+    k = vcs // classes
+    return min(w // k, classes - 1)
+
+
+def input_class(i: int, v_class: int, ports: int, classes: int, step: int = 1) -> int:
+    """The class of the next hop of a head at an input VC of class `v_class` of input port i
+    (docs/microarchitecture.md, VC classes): 0 at a local port (i >= ports), else `step` classes
+    above the class of its VC, capped at C - 1. `step` is the VC policy's class step from port i to the output port
+    (`Routing.class_steps`): always 1 for hop classes, where a head that kept the contract arrives
+    with h hops on a VC of class min(h-1, C-1) and this is min(h, C-1); 1 at a down-then-up turn
+    for turn classes. Being a constant per (input VC, output port), it prunes each output VC's
+    VA arbiter to the input VCs that can ask for it."""
+    return 0 if i >= ports else min(v_class + step, classes - 1)
+
+
+class VCMap:
+    """Which output VCs each input VC can hold, for a router of R network ports and P ports of V
+    VCs in C classes (`vc_class[w]`: the class of VC w; `class_step[i][o]`: the VC policy's step).
+
+    Attributes: `ovcs_of[iv]`, the output VCs (o, w) input VC iv = i·V + v can hold (every local
+    one, and the network ones of the class of its hop through that output), in (o, w) order;
+    `holders[(o, w)]`, the (iv, k) with ovcs_of[iv][k] == (o, w)."""
+
+    def __init__(self, R: int, P: int, V: int, C: int, vc_class, class_step):
+        self.R, self.P, self.V, self.C = R, P, V, C
+        self.vc_class, self.class_step = list(vc_class), class_step
+        self.ovcs_of = [[(o, w) for o in range(P) for w in range(V)
+                         if o >= R or self.next_class(iv, o) == self.vc_class[w]] for iv in range(P * V)]
+        self.holders = {}
+        for iv, ovcs in enumerate(self.ovcs_of):
+            for k, ow in enumerate(ovcs):
+                self.holders.setdefault(ow, []).append((iv, k))
+
+    def next_class(self, iv: int, o: int) -> int:
+        """The class of the hop of input VC iv's head through network output o."""
+        i, v = divmod(iv, self.V)
+        return input_class(i, self.vc_class[v], self.R, self.C, self.class_step[i][o] if i < self.R else 0)
+
+
+__all__ = ["VCMap", "class_of_vc", "input_class", "vc_classes_for"]

@@ -1,0 +1,186 @@
+"""The switch allocator of the router (docs/microarchitecture.md, "Switch allocation").
+
+Input-first separable: per input port a round-robin arbiter over its eligible VCs (a flit, a
+credit of the output VC it holds), per output port a round-robin arbiter over the input ports
+whose choice asks for it; `alloc_iters` iterations. Pipelining by composition:
+`sa_stages = 2` registers the input stage's choice (a nomination the output stage takes in the
+next cycle), `sa_stages = 3` also registers the output stage's grants (the flit is sent in the
+cycle after).
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from ..arbiter import RoundRobinArbiter, RoundRobinPick, grant_bit, winner_select
+from ..delay import register as _reg
+
+
+class SwitchAllocator(wiring.Component):
+    """Parameters: `cfg`, the router's `RouterShape`.
+
+    Attributes (k = sa_stages flags):
+      ready[i][v]      In   bit j: input VC (i, v) holds more than j flits
+      tail[i][v]       In   its front is a tail
+      peek[i][v]       In   the flit after its front is a tail (sa_stages = 3)
+      credit[i][v]     In   bit j: the output VC it holds has more than j credits (0 while it
+                            holds none, with sa_stages = 3)
+      alloc_valid[i][v] In  it holds an output VC
+      port[i][v]       In   one-hot: the output port of the output VC it holds
+      send[i]          Out  one-hot over VCs: the VC of input port i whose flit leaves this cycle
+      read[i]          Out  one-hot over VCs: the VC whose front the crossbar reads (the sender
+                            when one sends)
+      out_valid[o]     Out  output o sends a flit this cycle
+      out_sel[o]       Out  one-hot over input ports: the one output o takes
+    """
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        P, V, k = cfg.P, cfg.V, cfg.params.sa_stages
+        super().__init__({
+            "ready": In(k).array(P, V),
+            "tail": In(1).array(P, V),
+            "peek": In(1).array(P, V),
+            "credit": In(k).array(P, V),
+            "alloc_valid": In(1).array(P, V),
+            "port": In(P).array(P, V),
+            "send": Out(V).array(P),
+            "read": Out(V).array(P),
+            "out_valid": Out(1).array(P),
+            "out_sel": Out(P).array(P),
+        })
+
+    def _eligible(self, m, nom, gnt):
+        """Per input VC, whether it may be chosen. A VC nominated last cycle may send in this one
+        (or, three stages, the next), one granted last cycle sends in this one: to be nominated
+        again it needs a flit and a credit to spare for each, and none of those flits (the
+        front, then the next) may be its tail, so a nomination is still eligible when it sends.
+        With three stages the credit flags are 0 unless the VC holds an output VC, and every
+        case reads one, so the allocation need not be read."""
+        P, V, stages = self.cfg.P, self.cfg.V, self.cfg.params.sa_stages
+        elig = [Signal(V, name=f"elig_{i}") for i in range(P)]
+        for i in range(P):
+            for v in range(V):
+                ready, credit, tail = self.ready[i][v], self.credit[i][v], self.tail[i][v]
+                first = ready[0] & credit[0]
+                if stages == 1:
+                    m.d.comb += elig[i][v].eq(self.alloc_valid[i][v] & first)
+                    continue
+                one = ready[1] & credit[1] & ~tail
+                if stages == 3:
+                    two = ready[2] & credit[2] & ~tail & ~self.peek[i][v]
+                    ok = Mux(nom[i][v] & gnt[i][v], two, Mux(nom[i][v] | gnt[i][v], one, first))
+                    m.d.comb += elig[i][v].eq(ok)
+                else:
+                    m.d.comb += elig[i][v].eq(self.alloc_valid[i][v] & Mux(nom[i][v], one, first))
+        return elig
+
+    def _iteration(self, m, it, arbs, state, elig, nom):
+        """One iteration of the separable allocator over the inputs and outputs not yet matched.
+        `state`: (in_done, out_done, sent_oh, out_valid, out_sel), updated and returned."""
+        P, V = self.cfg.P, self.cfg.V
+        in_arb, out_arb = arbs
+        in_done, out_done, sent_oh, out_valid, out_sel = state
+        choice_g, choice_port = [], []
+        for i in range(P):
+            reqs = Signal(V, name=f"sa{it}_inreq_{i}")
+            m.d.comb += reqs.eq(Cat(*[elig[i][v] & ~in_done[i] & ~(out_done & self.port[i][v]).any() for v in range(V)]))
+            pick = in_arb[i]
+            if it:
+                m.submodules[f"sa{it}_inpick_{i}"] = pick = RoundRobinPick(V)
+                m.d.comb += pick.mask.eq(in_arb[i].mask)
+            m.d.comb += pick.requests.eq(reqs)
+            # the chosen VC's output port, one-hot: chosen beside the grant, not after it
+            cp = Signal(P, name=f"sa{it}_in_port_{i}")
+            m.d.comb += cp.eq(winner_select(reqs, pick.mask, [self.port[i][v] for v in range(V)]))
+            if nom is not None:
+                # the input stage's choice is a nomination for the output stage of the next
+                # cycle, which takes last cycle's nominations as they are
+                m.d.sync += [nom[i][0].eq(pick.grant), nom[i][1].eq(cp)]
+                choice_g.append(nom[i][0])
+                choice_port.append(nom[i][1])
+            else:
+                choice_g.append(pick.grant)
+                choice_port.append(cp)
+        granted = [Const(0, 1)] * P
+        new_valid, new_sel, new_got = [], [], []
+        for o in range(P):
+            pick = out_arb[o]
+            if it:
+                m.submodules[f"sa{it}_outpick_{o}"] = pick = RoundRobinPick(P)
+                m.d.comb += pick.mask.eq(out_arb[o].mask)
+            m.d.comb += pick.requests.eq(Cat(*[choice_port[i][o] for i in range(P)]))
+            granted = [granted[i] | pick.grant[i] for i in range(P)]
+            # an output granted in an earlier iteration gets no requests in this one, so at most
+            # one iteration's grant is set
+            ov, sel = Signal(name=f"sa{it}_out_valid_{o}"), Signal(P, name=f"sa{it}_out_sel_{o}")
+            m.d.comb += [ov.eq(out_valid[o] | pick.valid), sel.eq(out_sel[o] | pick.grant)]
+            new_valid.append(ov)
+            new_sel.append(sel)
+            new_got.append(pick.valid)
+        new_sent = []
+        for i in range(P):
+            so = Signal(V, name=f"sa{it}_sent_oh_{i}")
+            m.d.comb += so.eq(sent_oh[i] | Mux(granted[i], choice_g[i], 0))
+            new_sent.append(so)
+        done_in, done_out = Signal(P, name=f"sa{it}_in_done"), Signal(P, name=f"sa{it}_out_done")
+        m.d.comb += [done_in.eq(in_done | Cat(*granted)), done_out.eq(out_done | Cat(*new_got))]
+        return done_in, done_out, new_sent, new_valid, new_sel
+
+    def _registered_grants(self, m, out_arb, nom, sent_oh, gnt):
+        """Three stages: the output stage's grants are registered, the granted flits sent in the
+        next cycle. With one iteration each input port works out beside its grant register
+        whether its nomination won, from the nominations and the output arbiters' pointer masks
+        (all registers): one crossing of the router in the cycle instead of the round trip input
+        port -> output arbiter -> input port (docs/fpga.md); the same grant as the arbiters'."""
+        P, V = self.cfg.P, self.cfg.V
+        if self.cfg.params.alloc_iters == 1:
+            for i in range(P):
+                won = Signal(name=f"sa_won_{i}")
+                m.d.comb += won.eq(Cat(*[grant_bit(a.requests, a.mask, i) for a in out_arb]).any())
+                m.d.sync += gnt[i].eq(nom[i][0] & won.replicate(V))
+        else:
+            m.d.sync += [gnt[i].eq(sent_oh[i]) for i in range(P)]      # 0 when nothing was granted
+
+    def elaborate(self, platform):
+        m = Module()
+        cfg, P, V = self.cfg, self.cfg.P, self.cfg.V
+        stages, iters = cfg.params.sa_stages, cfg.params.alloc_iters
+        # last cycle's nomination per input port (one-hot VC, one-hot output port)
+        nom = [(Signal(V, name=f"sa_nom_{i}"), Signal(P, name=f"sa_nom_port_{i}")) for i in range(P)] \
+            if stages >= 2 else None
+        # last cycle's grant per input port (three stages): the flit it sends in this cycle
+        gnt = [Signal(V, name=f"sa_gnt_{i}") for i in range(P)]
+        elig = self._eligible(m, [n[0] for n in nom] if nom else None, gnt)
+        in_arb = [RoundRobinArbiter(V) for i in range(P)]
+        # with one iteration an output arbiter commits exactly its own grant: its next pointer is
+        # then computed beside the grant, not after it (own_commit)
+        out_arb = [RoundRobinArbiter(P, own_commit=iters == 1) for o in range(P)]
+        for i in range(P):
+            m.submodules[f"sa_in_{i}"] = in_arb[i]
+            m.submodules[f"sa_out_{i}"] = out_arb[i]
+        state = (Const(0, P), Const(0, P), [Const(0, V)] * P, [Const(0, 1)] * P, [Const(0, P)] * P)
+        for it in range(iters):
+            state = self._iteration(m, it, (in_arb, out_arb), state, elig, nom)
+        _, _, sent_oh, out_valid, out_sel = state
+        for o in range(P):
+            m.d.comb += [out_arb[o].commit.eq(out_valid[o]), out_arb[o].commit_grant.eq(out_sel[o])]
+        if stages == 3:
+            self._registered_grants(m, out_arb, nom, sent_oh, gnt)
+            sent_oh = gnt
+            out_valid = [_reg(m, out_valid[o], f"sa_sent_valid_{o}") for o in range(P)]
+            out_sel = [_reg(m, out_sel[o], f"sa_sent_sel_{o}") for o in range(P)]
+        # the VC whose front is read: with two stages the port's registered nomination, which is
+        # the VC that sends whenever the port sends (else nothing reads it), so the output
+        # stage's grant meets only the valid bits and the reads start at a register
+        read = [n[0] for n in nom] if stages == 2 else sent_oh
+        for i in range(P):
+            m.d.comb += [in_arb[i].commit.eq(sent_oh[i].any()), in_arb[i].commit_grant.eq(sent_oh[i]),
+                         self.send[i].eq(sent_oh[i]), self.read[i].eq(read[i])]
+        for o in range(P):
+            m.d.comb += [self.out_valid[o].eq(out_valid[o]), self.out_sel[o].eq(out_sel[o])]
+        return m
+
+
+__all__ = ["SwitchAllocator"]
