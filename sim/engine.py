@@ -1,12 +1,40 @@
 """The cycle-accurate network engine (docs/microarchitecture.md), compiled with Numba.
 
-State lives in flat arrays over all routers; one call advances the whole network by a range of
-cycles. Routing candidates are computed here from the same data `routing_logic` uses (the
-all-pairs distance table, or the arithmetic PolarStar next-hop table produced by
-`routing_logic`); `tests/test_sim_routing.py` checks them against `routing_logic` candidate by
-candidate. Every arbitration rule is the one the page states.
+One `@nb.njit` function per stage of the router, over named structures (`typing.NamedTuple`s
+of NumPy arrays, every array over all routers, router first), so no two arrays can be swapped
+by position:
+
+* `Config`: static scalars (routing mode, R, P, V, B, L, latencies, the `RouterParams` options);
+* `Tables`: topology and routing tables (neighbours, distances, next hops, VC classes, endpoints);
+* `Routers`: the per-router state by unit: `InputUnits` (VC buffers, the output VC each input VC
+  holds), `VCAllocator` (arbiter pointers, request and separable-VA pipeline registers),
+  `SwitchAllocator` (pointers, nominations, grants), `OutputUnits` (output-VC owners, credits,
+  their registered copy for `va_choice_stage`);
+* `World`: the state outside the routers: `Links` (flit and credit delay lines), `Endpoints`
+  (credits, source and garbage queues), `Packets`, `Garbage`, `Arrivals` (what becomes due in
+  this call), `Observed` (counters, hop histogram, ejection and endpoint-event traces);
+* `Scratch`: the temporaries of the router being computed.
+
+`run_cycles(t0, t1, cfg, tables, rt, world)` (`rt`: the `Routers`) runs, per cycle: `deliver_flits` and
+`deliver_credits` (link arrivals), `join_queues` and `inject` (endpoints), then router by router
+`load_choice_register`, `route_heads` (RC and the VC choice of each waiting head: `choose_vc`),
+`va_requests` and `central_va` or `_separable_va` (VC allocation), `switch_allocate` (input and
+output arbiters, iterations, the pipelined SA; each grant sends through `send_flit`: traversal,
+credit return, output unit, ejection), `drop_malformed`, `apply_va` (the VC grants); last the
+`watchdog`. Every router stage reads the state at the start of the cycle, as the contract says;
+the order of the routers is only the order in which they append to the delay lines and traces.
+Routing candidates come from the data `routing_logic` uses (the all-pairs distance table, or
+its arithmetic PolarStar next-hop table); `tests/test_sim.py::test_engine_choice_equals_routing_logic`
+checks `choose_vc` against `routing_logic` candidate by candidate.
+
+The stage functions are compiled without Numba's reference counting (`_stage`, see there), and
+the engine is one file on purpose: Numba's cache is invalidated by the file of the cached
+function only, so a stage function in another file could change without the cached
+`run_cycles` noticing.
 """
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numba as nb
 import numpy as np
@@ -26,8 +54,286 @@ OK, DEADLOCK, BAD_EJECT, STALE_NOMINATION = 0, 1, 2, 3
 G_BAD_DST, G_BAD_EP, G_BODY, G_TAIL = 0, 1, 2, 3
 GARBAGE_KINDS = ("bad_dst", "bad_ep", "body", "tail")
 
+EV_INJECT, EV_CREDIT = 0, 1        # endpoint event kinds (etrace)
 
-@nb.njit(cache=True, inline="always")
+# Numba options of the stage functions: no reference counting (they allocate nothing and return no
+# array; NRT's atomic counts on the arrays of every structure passed to a call made the engine
+# 4-5 times slower) and no CPython wrapper (only compiled code calls them). run_cycles, called from
+# Python, keeps both and allocates the Scratch; a function with reference counting must not take
+# an array returned by one of these (it would release a reference it never got).
+_stage = nb.njit(cache=True, _nrt=False, no_cpython_wrapper=True)
+_inline = nb.njit(cache=True, inline="always", _nrt=False, no_cpython_wrapper=True)
+
+
+# ---- structures -----------------------------------------------------------------------------------
+# Array shapes: n routers, R network ports, P = R + p ports (p local ports: the largest endpoint
+# count), V VCs, B flits per VC, E endpoints, C VC classes.
+
+class Config(NamedTuple):
+    """Static scalars of a run (contract.params.RouterParams and the network's shape)."""
+    mode: int              # routing mode: MIN, NEXTHOP, POLARIZED, VALIANT, UGAL
+    R: int                 # network ports per router
+    P: int                 # ports per router (network, then local)
+    V: int                 # VCs per port
+    B: int                 # flits per VC buffer
+    L: int                 # flits per packet
+    link_latency: int
+    credit_latency: int
+    watchdog: int          # idle cycles with flits in flight before DEADLOCK
+    classes: int           # VC classes of the VC policy (C)
+    alloc_iters: int       # switch-allocator iterations
+    va_stages: int         # 2: the VA arbiters see last cycle's requests
+    sa_stages: int         # 2: nominations, 3: registered grants too
+    st_stage: int          # cycles from SA to the link
+    va_separable: int      # 1: the separable VC allocator
+    va_choice_stage: int   # 1: the VC choice reads last cycle's output state
+
+
+class Tables(NamedTuple):
+    """Topology and routing tables (read only)."""
+    nbr_r: np.ndarray      # (n, R) router at the other end of each network port (-1: none)
+    nbr_p: np.ndarray      # (n, R) its input port
+    cstep: np.ndarray      # (n, P, R) VC-class step from input port to network output (0 at local inputs)
+    vcls: np.ndarray       # (V,) class of each VC
+    crange: np.ndarray     # (C, 2) VC range [w0, w1) of each class
+    dist: np.ndarray       # (n, n) hop distances
+    nexthop: np.ndarray    # (n, n) arithmetic PolarStar next-hop port (NEXTHOP; else (1, 1))
+    pen: np.ndarray        # (5,) Polarized priority by Δμ + 2
+    ep_first: np.ndarray   # (n + 1,) first endpoint id of each router
+    ep_router: np.ndarray  # (E,) router of each endpoint
+
+
+class InputUnits(NamedTuple):
+    """The VC buffers (a FIFO ring per input VC) and the output VC each input VC holds."""
+    f_pkt: np.ndarray         # (n, P, V, B) packet id (garbage id for garbage)
+    f_seq: np.ndarray         # (n, P, V, B) flit index in its packet (-1 - kind for garbage)
+    f_head: np.ndarray        # (n, P, V) ring position of the front flit
+    f_cnt: np.ndarray         # (n, P, V) flits buffered
+    alloc_o: np.ndarray       # (n, P, V) output port held (-1: none)
+    alloc_w: np.ndarray       # (n, P, V) output VC held
+    router_flits: np.ndarray  # (n,) flits buffered in the router
+    r_garbage: np.ndarray     # (n,) garbage flits buffered in the router
+
+
+class VCAllocator(NamedTuple):
+    """VC allocator state. pend_o/pend_w[r, iv]: the request input VC iv made last cycle (-1:
+    none), arbitrated this cycle with va_stages = 2. va_separable = 1: sep_cnt[r, i, v] cycles
+    until input VC (i, v) may launch a request again; sep_ptr[r, i] the port's launch pointer;
+    sep_pipe[r, k, i] = (v, o, w) of port i's request (v = -1: none) launched k + 1 cycles ago
+    (k = 0, 1) or, k = 2, 3, granted at its output VC k - 1 cycles ago (va_ptr then points over
+    input ports)."""
+    va_ptr: np.ndarray     # (n, P, V) round-robin pointer per output VC
+    pend_o: np.ndarray     # (n, P * V)
+    pend_w: np.ndarray     # (n, P * V)
+    sep_cnt: np.ndarray    # (n, P, V)
+    sep_ptr: np.ndarray    # (n, P)
+    sep_pipe: np.ndarray   # (n, 4, P, 3)
+
+
+class SwitchAllocator(NamedTuple):
+    """Switch allocator state. nom[r, i]: the VC input port i nominated last cycle (-1: none),
+    offered to this cycle's output stage when sa_stages >= 2; gnt[r, i]: with sa_stages = 3, the
+    VC of port i that the output stage granted last cycle (-1: none), which sends in this cycle."""
+    nom: np.ndarray        # (n, P)
+    gnt: np.ndarray        # (n, P)
+    in_ptr: np.ndarray     # (n, P) input arbiter pointer (over VCs)
+    out_ptr: np.ndarray    # (n, P) output arbiter pointer (over input ports)
+
+
+class OutputUnits(NamedTuple):
+    """Output VC ownership and credits. va_choice_stage = 1: ch_owner/ch_cred[t % 2, r] hold
+    router r's owner and credits at the start of cycle t; the VC choice of cycle t reads slot
+    (t + 1) % 2, the start of t - 1 (the RTL's registered best free VC per output and class)."""
+    owner: np.ndarray      # (n, P, V) input VC (i * V + v) holding each output VC (-1: free)
+    credits: np.ndarray    # (n, P, V) credits of each output VC (B on local ports, never used)
+    ch_owner: np.ndarray   # (2, n, R, V)
+    ch_cred: np.ndarray    # (2, n, R, V)
+
+
+class Routers(NamedTuple):
+    """Per-router state of every router, by unit."""
+    inputs: InputUnits
+    va: VCAllocator
+    sa: SwitchAllocator
+    outputs: OutputUnits
+
+
+class Links(NamedTuple):
+    """Delay lines, slot = cycle % ring: the flits (to router a_r, input port a_p, VC a_v) and the
+    credits (to router c_r, output port c_p, VC c_v; c_p = -1: to endpoint c_r) due in that cycle."""
+    a_cnt: np.ndarray      # (ring,)
+    a_r: np.ndarray        # (ring, cap)
+    a_p: np.ndarray
+    a_v: np.ndarray
+    a_pkt: np.ndarray
+    a_seq: np.ndarray
+    c_cnt: np.ndarray      # (ring,)
+    c_r: np.ndarray        # (ring, cap)
+    c_p: np.ndarray
+    c_v: np.ndarray
+
+
+class Endpoints(NamedTuple):
+    """Endpoint state: credits per VC, the VC of the packet being sent, the source queue (a list
+    of packets linked by Packets.pk_next) and the queue of due garbage (linked by Garbage.g_next)."""
+    ep_credit: np.ndarray  # (E, V)
+    ep_vc: np.ndarray      # (E,)
+    q_head: np.ndarray     # (E,) -1: empty
+    q_tail: np.ndarray     # (E,)
+    q_sent: np.ndarray     # (E,) flits of the front packet sent
+    gq_head: np.ndarray    # (E,)
+    gq_tail: np.ndarray    # (E,)
+
+
+class Packets(NamedTuple):
+    """Per packet (by id): endpoints, route state (Valiant/UGAL intermediate, phase), progress."""
+    pk_src: np.ndarray
+    pk_dst: np.ndarray
+    pk_hops: np.ndarray
+    pk_inter: np.ndarray    # intermediate router (-1: none)
+    pk_phase: np.ndarray    # 0: to the intermediate (or escaped Polarized), 1: to the destination
+    pk_decided: np.ndarray  # UGAL: decision made at the source
+    pk_next: np.ndarray     # source queue link
+    pk_eseq: np.ndarray     # next flit expected at the destination
+    pk_done: np.ndarray     # cycle the tail arrived (-1: not yet)
+    samples: np.ndarray     # (packets, k) UGAL/Valiant intermediate samples
+
+
+class Garbage(NamedTuple):
+    """Per garbage flit (by id): endpoint, kind, queue link, cycle sent, cycle dropped."""
+    g_ep: np.ndarray
+    g_kind: np.ndarray
+    g_next: np.ndarray
+    g_sent: np.ndarray
+    g_drop: np.ndarray
+
+
+class Observed(NamedTuple):
+    """Counters and traces. counters: [injected flits, ejected flits, idle cycles, last move cycle,
+    malformed flits dropped, garbage flits sent by endpoints]; trace rows (cycle, endpoint,
+    packet, seq) of ejected flits; etrace rows (kind, cycle, endpoint, vc, id, seq) of endpoint
+    events (replay of the endpoints' side, tests/cocotb/replay.py): EV_INJECT a flit sent (id =
+    packet, or garbage id with seq = -1 - kind), EV_CREDIT a credit counted by the endpoint.
+    trace_len stops at the capacity, etrace_len counts past it (the caller sees the overflow)."""
+    counters: np.ndarray    # (6,)
+    eject_hist: np.ndarray  # (64,) packets by hop count
+    trace: np.ndarray       # (capacity, 4)
+    trace_len: np.ndarray   # (1,)
+    etrace: np.ndarray      # (capacity, 6)
+    etrace_len: np.ndarray  # (1,)
+
+
+class Arrivals(NamedTuple):
+    """Packets and garbage that become due in this call's cycles, sorted by cycle."""
+    gen_time: np.ndarray
+    gen_pk: np.ndarray
+    ggen_time: np.ndarray
+    ggen_id: np.ndarray
+
+
+class World(NamedTuple):
+    """The state outside the routers."""
+    links: Links
+    endpoints: Endpoints
+    packets: Packets
+    garbage: Garbage
+    arrivals: Arrivals
+    obs: Observed
+
+
+class VAScratch(NamedTuple):
+    """Per-router temporaries of VC allocation (sizes P * V, sep_new (2, P, 3))."""
+    req_in: np.ndarray     # this cycle's requests: input VC i * V + v, output port, output VC
+    req_o: np.ndarray
+    req_w: np.ndarray
+    arb_in: np.ndarray     # the requests the arbiters see (va_requests), same layout
+    arb_o: np.ndarray
+    arb_w: np.ndarray
+    best_k: np.ndarray     # per output VC o * V + w: the winning request (-1 between routers)
+    sep_new: np.ndarray    # va_separable: this cycle's launches (0) and grants (1), (v, o, w)
+
+
+class SAScratch(NamedTuple):
+    """Per-router temporaries of switch allocation (size P)."""
+    in_choice: np.ndarray  # per input port: the VC its input stage picked (-1: none)
+    best_in: np.ndarray    # per output port: the input port its arbiter picks (-1 between routers)
+    in_done: np.ndarray    # input port sent in this cycle
+    out_done: np.ndarray   # output port matched in this cycle
+    out_list: np.ndarray   # output ports with a request
+    snd_i: np.ndarray      # this iteration's senders: input port, VC
+    snd_v: np.ndarray
+
+
+class Scratch(NamedTuple):
+    """The temporaries of the router being computed (run_cycles allocates them per call)."""
+    va: VAScratch
+    sa: SAScratch
+
+
+def make_config(params, mode: int, R: int, P: int, classes: int) -> Config:
+    p = params
+    return Config(mode=int(mode), R=int(R), P=int(P), V=p.vcs, B=p.depth, L=p.packet_flits,
+                  link_latency=p.link_latency, credit_latency=p.credit_latency, watchdog=p.watchdog,
+                  classes=int(classes), alloc_iters=p.alloc_iters, va_stages=p.va_stages, sa_stages=p.sa_stages,
+                  st_stage=p.st_stage, va_separable=p.va_separable, va_choice_stage=p.va_choice_stage)
+
+
+def _filled(shape, value, dtype=np.int64):
+    return np.full(shape, value, dtype=dtype)
+
+
+def new_routers(n: int, R: int, P: int, V: int, B: int) -> Routers:
+    """Every router after reset: empty buffers, free output VCs, full credits, pointers at 0."""
+    inputs = InputUnits(f_pkt=_filled((n, P, V, B), 0, np.int32), f_seq=_filled((n, P, V, B), 0, np.int16),
+                        f_head=_filled((n, P, V), 0), f_cnt=_filled((n, P, V), 0), alloc_o=_filled((n, P, V), -1),
+                        alloc_w=_filled((n, P, V), -1), router_flits=_filled(n, 0), r_garbage=_filled(n, 0))
+    va = VCAllocator(va_ptr=_filled((n, P, V), 0), pend_o=_filled((n, P * V), -1), pend_w=_filled((n, P * V), -1),
+                     sep_cnt=_filled((n, P, V), 0), sep_ptr=_filled((n, P), 0), sep_pipe=_filled((n, 4, P, 3), -1))
+    sa = SwitchAllocator(nom=_filled((n, P), -1), gnt=_filled((n, P), -1), in_ptr=_filled((n, P), 0),
+                         out_ptr=_filled((n, P), 0))
+    # the registered output state says "taken" (owner 0) before the first cycle, as the RTL's
+    # register after reset says nothing is free
+    outputs = OutputUnits(owner=_filled((n, P, V), -1), credits=_filled((n, P, V), B),
+                          ch_owner=_filled((2, n, R, V), 0), ch_cred=_filled((2, n, R, V), 0))
+    return Routers(inputs=inputs, va=va, sa=sa, outputs=outputs)
+
+
+def new_links(ring: int, cap: int) -> Links:
+    """Empty delay lines of `ring` slots (> the largest latency) of `cap` entries each."""
+    return Links(a_cnt=_filled(ring, 0), a_r=_filled((ring, cap), 0), a_p=_filled((ring, cap), 0),
+                 a_v=_filled((ring, cap), 0), a_pkt=_filled((ring, cap), 0), a_seq=_filled((ring, cap), 0),
+                 c_cnt=_filled(ring, 0), c_r=_filled((ring, cap), 0), c_p=_filled((ring, cap), 0),
+                 c_v=_filled((ring, cap), 0))
+
+
+def new_endpoints(E: int, V: int, B: int) -> Endpoints:
+    """Endpoints with full credits and empty queues."""
+    return Endpoints(ep_credit=_filled((E, V), B), ep_vc=_filled(E, 0), q_head=_filled(E, -1), q_tail=_filled(E, -1),
+                     q_sent=_filled(E, 0), gq_head=_filled(E, -1), gq_tail=_filled(E, -1))
+
+
+def new_observed(trace: int, endpoint_trace: int) -> Observed:
+    """Zero counters; trace and endpoint-event capacities in rows."""
+    return Observed(counters=_filled(6, 0), eject_hist=_filled(64, 0), trace=_filled((trace, 4), 0),
+                    trace_len=_filled(1, 0), etrace=_filled((endpoint_trace, 6), 0), etrace_len=_filled(1, 0))
+
+
+@nb.njit(cache=True, no_cpython_wrapper=True)
+def _scratch(P, V):
+    NV = P * V
+    i64 = np.int64
+    vtmp = VAScratch(req_in=np.empty(NV, i64), req_o=np.empty(NV, i64), req_w=np.empty(NV, i64),
+                     arb_in=np.empty(NV, i64), arb_o=np.empty(NV, i64), arb_w=np.empty(NV, i64),
+                     best_k=np.full(NV, -1, i64), sep_new=np.full((2, P, 3), -1, i64))
+    stmp = SAScratch(in_choice=np.empty(P, i64), best_in=np.full(P, -1, i64), in_done=np.zeros(P, np.bool_),
+                     out_done=np.zeros(P, np.bool_), out_list=np.empty(P, i64), snd_i=np.empty(P, i64),
+                     snd_v=np.empty(P, i64))
+    return Scratch(va=vtmp, sa=stmp)
+
+
+# ---- routing: the candidates of a head and its VC choice ------------------------------------------
+
+@_inline
 def _polarized_ok(r, nbr, src_r, dst_r, dist):
     """(allowed, Δμ) of the hop r -> nbr for (s, t) by the Polarized rule (routing_logic.polarized)."""
     if nbr < 0:
@@ -40,16 +346,16 @@ def _polarized_ok(r, nbr, src_r, dst_r, dist):
     return dmu > 0 or (ds == 1 and dt == 1 and a < b) or (ds == -1 and dt == -1 and a >= b), dmu
 
 
-@nb.njit(cache=True)
-def _polarized_dead_end(r, src_r, dst_r, R, nbr_r, dist):
+@_stage
+def _polarized_dead_end(r, src_r, dst_r, cfg, tables):
     """No Polarized candidate at r for (s, t): the packet escapes to minimal routing (phase 0)."""
-    for p in range(R):
-        if _polarized_ok(r, nbr_r[r, p], src_r, dst_r, dist)[0]:
+    for p in range(cfg.R):
+        if _polarized_ok(r, tables.nbr_r[r, p], src_r, dst_r, tables.dist)[0]:
             return False
     return True
 
 
-@nb.njit(cache=True, inline="always")
+@_inline
 def _class_vcs(cin, step, crange, C):
     """VCs [w0, w1) of class min(cin + step, C - 1); crange[c] = the VC range of class c, from the
     VC policy (routing_logic.base: k = V // C per class, the leftovers to the last class or to
@@ -60,21 +366,24 @@ def _class_vcs(cin, step, crange, C):
     return crange[c, 0], crange[c, 1]
 
 
-@nb.njit(cache=True)
-def _choose(r, cin, step, src_r, dst_r, inter, phase, mode, R, V, B, nbr_r, dist, nexthop, credits, owner, pen, C,
-            crange):
+@_stage
+def choose_vc(r, cin, step, head, cfg, tables, credits, owner):
     """Best free (port, vc) among the routing candidates for a head at router r, or (-1, -1).
+    head = (source router, destination router, intermediate router, phase).
 
     Candidate order and selection: minimum of occupancy + priority, ties to the lowest port,
     then the lowest VC. The VCs of output p are those of class min(cin + step[p], C - 1): cin is
     the class of the input VC the head waits in (0 when injected), step[p] the VC policy's
     class step from its input port to p (routing_logic.base: 1 for `hops`, 1 at a
     down-then-up turn for `turns`, 0 at a local input)."""
+    src_r, dst_r, inter, phase = head
+    mode, B, C, crange = cfg.mode, cfg.B, cfg.classes, tables.crange
+    nbr_r, dist = tables.nbr_r, tables.dist
     best_p = -1
     best_w = -1
     best_key = 1 << 30
     if mode == NEXTHOP:
-        p = nexthop[r, dst_r]
+        p = tables.nexthop[r, dst_r]
         w0, w1 = _class_vcs(cin, step[p], crange, C)
         for w in range(w0, w1):
             if owner[r, p, w] < 0:
@@ -84,7 +393,7 @@ def _choose(r, cin, step, src_r, dst_r, inter, phase, mode, R, V, B, nbr_r, dist
                     best_w = w
         return (p, best_w) if best_w >= 0 else (-1, -1)
     if mode == POLARIZED and phase == 1:
-        for p in range(R):
+        for p in range(cfg.R):
             ok, dmu = _polarized_ok(r, nbr_r[r, p], src_r, dst_r, dist)
             if not ok:
                 continue
@@ -92,7 +401,7 @@ def _choose(r, cin, step, src_r, dst_r, inter, phase, mode, R, V, B, nbr_r, dist
             for w in range(w0, w1):
                 if owner[r, p, w] >= 0:
                     continue
-                key = (B - credits[r, p, w]) + pen[dmu + 2]
+                key = (B - credits[r, p, w]) + tables.pen[dmu + 2]
                 if key < best_key:
                     best_key = key
                     best_p = p
@@ -103,7 +412,7 @@ def _choose(r, cin, step, src_r, dst_r, inter, phase, mode, R, V, B, nbr_r, dist
     if (mode == VALIANT or mode == UGAL) and phase == 0 and r != inter:
         tgt = inter
     d0 = dist[r, tgt]
-    for p in range(R):
+    for p in range(cfg.R):
         nbr = nbr_r[r, p]
         if nbr < 0 or dist[nbr, tgt] + 1 != d0:
             continue
@@ -119,7 +428,7 @@ def _choose(r, cin, step, src_r, dst_r, inter, phase, mode, R, V, B, nbr_r, dist
     return (best_p, best_w) if best_p >= 0 else (-1, -1)
 
 
-@nb.njit(cache=True)
+@_stage
 def _port_queue(r, p, V, B, credits):
     q = 0
     for w in range(V):
@@ -127,29 +436,30 @@ def _port_queue(r, p, V, B, credits):
     return q
 
 
-@nb.njit(cache=True)
-def _best_min_queue(r, tgt, R, V, B, nbr_r, dist, credits):
-    d0 = dist[r, tgt]
+@_stage
+def _best_min_queue(r, tgt, cfg, tables, credits):
+    d0 = tables.dist[r, tgt]
     best = 1 << 30
-    for p in range(R):
-        nbr = nbr_r[r, p]
-        if nbr >= 0 and dist[nbr, tgt] + 1 == d0:
-            q = _port_queue(r, p, V, B, credits)
+    for p in range(cfg.R):
+        nbr = tables.nbr_r[r, p]
+        if nbr >= 0 and tables.dist[nbr, tgt] + 1 == d0:
+            q = _port_queue(r, p, cfg.V, cfg.B, credits)
             if q < best:
                 best = q
     return best
 
 
-@nb.njit(cache=True)
-def _ugal_decide(r, t, pk, pk_inter, pk_phase, samples, R, V, B, nbr_r, dist, credits):
-    """UGAL-L at source router r for destination router t (routing_logic.valiant.UGAL.inject
-    with the same samples)."""
-    if r == t:
-        pk_inter[pk] = -1
-        pk_phase[pk] = 1
+@_stage
+def _ugal_decide(r, dst, pk, cfg, tables, packets, credits):
+    """UGAL-L at source router r for destination router dst (routing_logic.valiant.UGAL.inject
+    with the same samples): sets the packet's intermediate router and phase."""
+    if r == dst:
+        packets.pk_inter[pk] = -1
+        packets.pk_phase[pk] = 1
         return
-    h_min = np.int64(dist[r, t])
-    q_min = _best_min_queue(r, t, R, V, B, nbr_r, dist, credits)
+    dist, samples = tables.dist, packets.samples
+    h_min = np.int64(dist[r, dst])
+    q_min = _best_min_queue(r, dst, cfg, tables, credits)
     cost_min = h_min * q_min
     best_cost = np.int64(-1)
     best_r = -1
@@ -159,36 +469,99 @@ def _ugal_decide(r, t, pk, pk_inter, pk_phase, samples, R, V, B, nbr_r, dist, cr
             h = h_min
             qv = q_min
         else:
-            h = np.int64(dist[r, i]) + np.int64(dist[i, t])
-            qv = _best_min_queue(r, i, R, V, B, nbr_r, dist, credits)
+            h = np.int64(dist[r, i]) + np.int64(dist[i, dst])
+            qv = _best_min_queue(r, i, cfg, tables, credits)
         if best_r < 0 or h * qv < best_cost:
             best_cost = h * qv
             best_r = i
     if cost_min <= best_cost:
-        pk_inter[pk] = -1
-        pk_phase[pk] = 1
+        packets.pk_inter[pk] = -1
+        packets.pk_phase[pk] = 1
     else:
-        pk_inter[pk] = best_r
-        pk_phase[pk] = 0
+        packets.pk_inter[pk] = best_r
+        packets.pk_phase[pk] = 0
 
 
-EV_INJECT, EV_CREDIT = 0, 1        # endpoint event kinds (etrace)
+# ---- delay lines ----------------------------------------------------------------------------------
+
+@_inline
+def _push_flit(links, slot, r, p, v, pk, seq):
+    """A flit into the delay line, due at router r's input port p, VC v, in the cycle of `slot`."""
+    k = links.a_cnt[slot]
+    links.a_r[slot, k] = r
+    links.a_p[slot, k] = p
+    links.a_v[slot, k] = v
+    links.a_pkt[slot, k] = pk
+    links.a_seq[slot, k] = seq
+    links.a_cnt[slot] = k + 1
 
 
-@nb.njit(cache=True, inline="always")
-def _log_event(etrace, etrace_len, kind, t, e, v, ident, seq):
-    n = etrace_len[0]
-    if n < etrace.shape[0]:
-        etrace[n, 0] = kind
-        etrace[n, 1] = t
-        etrace[n, 2] = e
-        etrace[n, 3] = v
-        etrace[n, 4] = ident
-        etrace[n, 5] = seq
-    etrace_len[0] = n + 1           # counts past the capacity: the caller sees an overflow
+@_inline
+def _return_credit(r, t, i, v, cfg, tables, links):
+    """Input VC (i, v) of router r returns a credit in cycle t: to the upstream router's output
+    (network port) or to the endpoint (local port, c_p = -1), counted at t + credit_latency."""
+    slot = (t + cfg.credit_latency) % links.c_cnt.shape[0]
+    k = links.c_cnt[slot]
+    if i < cfg.R:
+        links.c_r[slot, k] = tables.nbr_r[r, i]
+        links.c_p[slot, k] = tables.nbr_p[r, i]
+    else:
+        links.c_r[slot, k] = tables.ep_first[r] + (i - cfg.R)
+        links.c_p[slot, k] = -1
+    links.c_v[slot, k] = v
+    links.c_cnt[slot] = k + 1
 
 
-@nb.njit(cache=True, inline="always")
+@_stage
+def deliver_flits(t, cfg, inputs, links):
+    """The flits due in cycle t enter their VC buffers."""
+    slot = t % links.a_cnt.shape[0]
+    for k in range(links.a_cnt[slot]):
+        r = links.a_r[slot, k]
+        p = links.a_p[slot, k]
+        v = links.a_v[slot, k]
+        pos = (inputs.f_head[r, p, v] + inputs.f_cnt[r, p, v]) % cfg.B
+        inputs.f_pkt[r, p, v, pos] = links.a_pkt[slot, k]
+        inputs.f_seq[r, p, v, pos] = links.a_seq[slot, k]
+        inputs.f_cnt[r, p, v] += 1
+        inputs.router_flits[r] += 1
+        if links.a_seq[slot, k] < 0:
+            inputs.r_garbage[r] += 1
+    links.a_cnt[slot] = 0
+
+
+@_stage
+def deliver_credits(t, outputs, world):
+    """The credits due in cycle t are counted by their output VCs and endpoints."""
+    links = world.links
+    slot = t % links.c_cnt.shape[0]
+    for k in range(links.c_cnt[slot]):
+        r = links.c_r[slot, k]
+        p = links.c_p[slot, k]
+        if p < 0:
+            world.endpoints.ep_credit[r, links.c_v[slot, k]] += 1   # r is an endpoint id here
+            _log_event(world.obs, EV_CREDIT, t, r, links.c_v[slot, k], -1, 0)
+        else:
+            outputs.credits[r, p, links.c_v[slot, k]] += 1
+    links.c_cnt[slot] = 0
+
+
+# ---- endpoints ------------------------------------------------------------------------------------
+
+@_inline
+def _log_event(obs, kind, t, e, v, ident, seq):
+    n = obs.etrace_len[0]
+    if n < obs.etrace.shape[0]:
+        obs.etrace[n, 0] = kind
+        obs.etrace[n, 1] = t
+        obs.etrace[n, 2] = e
+        obs.etrace[n, 3] = v
+        obs.etrace[n, 4] = ident
+        obs.etrace[n, 5] = seq
+    obs.etrace_len[0] = n + 1           # counts past the capacity: the caller sees an overflow
+
+
+@_inline
 def _most_credits(ep_credit, e, V):
     """Endpoint e's VC with the most credits (ties: the lowest)."""
     best = 0
@@ -198,41 +571,263 @@ def _most_credits(ep_credit, e, V):
     return best
 
 
-@nb.njit(cache=True, inline="always")
-def _endpoint_send(t, e, v, ident, seq, R, LL, ep_router, ep_first, ep_credit,
-                   a_cnt, a_r, a_p, a_v, a_pkt, a_seq, etrace, etrace_len):
+@_inline
+def _endpoint_send(t, e, v, ident, seq, cfg, tables, world):
     """Endpoint e sends flit (ident, seq) on VC v in cycle t: it reaches its router's local
-    input LL cycles later, and takes one of the endpoint's credits. seq < 0: garbage."""
-    r = ep_router[e]
-    s2 = (t + LL) % a_cnt.shape[0]
-    k = a_cnt[s2]
-    a_r[s2, k] = r
-    a_p[s2, k] = R + (e - ep_first[r])
-    a_v[s2, k] = v
-    a_pkt[s2, k] = ident
-    a_seq[s2, k] = seq
-    a_cnt[s2] = k + 1
-    ep_credit[e, v] -= 1
-    _log_event(etrace, etrace_len, EV_INJECT, t, e, v, ident, seq)
+    input link_latency cycles later, and takes one of the endpoint's credits. seq < 0: garbage."""
+    r = tables.ep_router[e]
+    slot = (t + cfg.link_latency) % world.links.a_cnt.shape[0]
+    _push_flit(world.links, slot, r, cfg.R + (e - tables.ep_first[r]), v, ident, seq)
+    world.endpoints.ep_credit[e, v] -= 1
+    _log_event(world.obs, EV_INJECT, t, e, v, ident, seq)
 
 
-@nb.njit(cache=True, inline="always")
-def _can_send(r, i, v, spare, R, alloc_o, alloc_w, f_cnt, credits):
-    """Input VC v of port i holds an output VC and has more than `spare` flits and credits."""
-    o = alloc_o[r, i, v]
-    return o >= 0 and f_cnt[r, i, v] > spare and (o >= R or credits[r, o, alloc_w[r, i, v]] > spare)
+@_stage
+def join_queues(t, gi, ggi, world):
+    """Packets (then garbage) created in cycle t join their endpoint's source (garbage) queue;
+    gi, ggi: the next entries of world.arrivals. Returns the new gi, ggi."""
+    ep, packets, garbage, arrivals = world.endpoints, world.packets, world.garbage, world.arrivals
+    while gi < arrivals.gen_time.shape[0] and arrivals.gen_time[gi] == t:
+        pk = arrivals.gen_pk[gi]
+        e = packets.pk_src[pk]
+        if ep.q_tail[e] >= 0:
+            packets.pk_next[ep.q_tail[e]] = pk
+        else:
+            ep.q_head[e] = pk
+        ep.q_tail[e] = pk
+        gi += 1
+    while ggi < arrivals.ggen_time.shape[0] and arrivals.ggen_time[ggi] == t:
+        g = arrivals.ggen_id[ggi]
+        e = garbage.g_ep[g]
+        if ep.gq_tail[e] >= 0:
+            garbage.g_next[ep.gq_tail[e]] = g
+        else:
+            ep.gq_head[e] = g
+        ep.gq_tail[e] = g
+        ggi += 1
+    return gi, ggi
 
 
-@nb.njit(cache=True)
-def _separable_va(r, P, V, arb_in, arb_o, arb_w, narb, owner, va_ptr, sep_cnt, sep_ptr, sep_pipe, sep_new, best_p):
+@_stage
+def inject(t, cfg, tables, world):
+    """Every endpoint sends at most one flit in cycle t; returns whether any did. Due garbage
+    goes first, but only between packets, on the VC with the most credits; a new packet takes
+    the VC with the most credits and keeps it."""
+    ep, packets, garbage, counters = world.endpoints, world.packets, world.garbage, world.obs.counters
+    moved = False
+    for e in range(tables.ep_router.shape[0]):
+        g = ep.gq_head[e]
+        if g >= 0 and ep.q_sent[e] == 0:
+            best = _most_credits(ep.ep_credit, e, cfg.V)
+            if ep.ep_credit[e, best] <= 0:
+                continue
+            _endpoint_send(t, e, best, g, -1 - garbage.g_kind[g], cfg, tables, world)
+            counters[5] += 1
+            moved = True
+            garbage.g_sent[g] = t
+            ep.gq_head[e] = garbage.g_next[g]
+            if ep.gq_head[e] < 0:
+                ep.gq_tail[e] = -1
+            continue
+        pk = ep.q_head[e]
+        if pk < 0:
+            continue
+        if ep.q_sent[e] == 0:
+            ep.ep_vc[e] = _most_credits(ep.ep_credit, e, cfg.V)
+        v = ep.ep_vc[e]
+        if ep.ep_credit[e, v] <= 0:
+            continue
+        _endpoint_send(t, e, v, pk, ep.q_sent[e], cfg, tables, world)
+        counters[0] += 1
+        moved = True
+        ep.q_sent[e] += 1
+        if ep.q_sent[e] == cfg.L:
+            ep.q_sent[e] = 0
+            ep.q_head[e] = packets.pk_next[pk]
+            if ep.q_head[e] < 0:
+                ep.q_tail[e] = -1
+    return moved
+
+
+# ---- input unit: route computation, the VC choice, malformed flits --------------------------------
+
+@_stage
+def _route_state(r, pk, cfg, tables, packets, credits):
+    """Route computation for the head of packet pk at router r: UGAL's decision at the source,
+    the phase (1 from the intermediate router on), the Polarized escape at a dead end ->
+    head = (source router, destination router, intermediate router, phase)."""
+    if cfg.mode == UGAL and packets.pk_decided[pk] == 0:
+        _ugal_decide(r, tables.ep_router[packets.pk_dst[pk]], pk, cfg, tables, packets, credits)
+        packets.pk_decided[pk] = 1
+    src_r = tables.ep_router[packets.pk_src[pk]]
+    dst_r = tables.ep_router[packets.pk_dst[pk]]
+    ph = packets.pk_phase[pk]
+    if ph == 0 and r == packets.pk_inter[pk]:
+        ph = 1
+    if cfg.mode == POLARIZED and ph == 1 and r != dst_r and _polarized_dead_end(r, src_r, dst_r, cfg, tables):
+        packets.pk_phase[pk] = 0           # escapes for the rest of its route
+        ph = 0
+    return src_r, dst_r, packets.pk_inter[pk], ph
+
+
+@_stage
+def route_heads(r, t, cfg, tables, rt, packets, vtmp):
+    """RC and the VC choice, from start-of-cycle state: every input VC whose front flit is a head
+    and that holds no output VC chooses a free output VC (at its destination the first free VC of
+    the local port). Writes the requests to vtmp.req_*; returns their count."""
+    inputs, outputs = rt.inputs, rt.outputs
+    prev = (t + 1) % 2                     # va_choice_stage: the output state at the start of t - 1
+    nreq = 0
+    for i in range(cfg.P):
+        for v in range(cfg.V):
+            if inputs.f_cnt[r, i, v] == 0 or inputs.alloc_o[r, i, v] >= 0:
+                continue
+            pos = inputs.f_head[r, i, v]
+            pk = inputs.f_pkt[r, i, v, pos]
+            if inputs.f_seq[r, i, v, pos] != 0:
+                continue               # a body flit, or garbage: never requests
+            head = _route_state(r, pk, cfg, tables, packets, outputs.credits)
+            o = -1
+            w = -1
+            if r == head[1] and (head[3] == 1 or cfg.mode == POLARIZED):
+                o = cfg.R + (packets.pk_dst[pk] - tables.ep_first[r])
+                for ww in range(cfg.V):
+                    if outputs.owner[r, o, ww] < 0:
+                        w = ww
+                        break
+                if w < 0:
+                    o = -1
+            else:
+                cin = 0 if i >= cfg.R else tables.vcls[v]
+                if cfg.va_choice_stage == 0:
+                    o, w = choose_vc(r, cin, tables.cstep[r, i], head, cfg, tables, outputs.credits, outputs.owner)
+                else:
+                    o, w = choose_vc(r, cin, tables.cstep[r, i], head, cfg, tables, outputs.ch_cred[prev],
+                                     outputs.ch_owner[prev])
+            if o >= 0:
+                vtmp.req_in[nreq] = i * cfg.V + v
+                vtmp.req_o[nreq] = o
+                vtmp.req_w[nreq] = w
+                nreq += 1
+    return nreq
+
+
+@_inline
+def _pop_front(r, i, v, B, inputs):
+    """Input VC (i, v) of router r pops its front flit -> (pkt, seq)."""
+    pos = inputs.f_head[r, i, v]
+    inputs.f_head[r, i, v] = (pos + 1) % B
+    inputs.f_cnt[r, i, v] -= 1
+    inputs.router_flits[r] -= 1
+    return inputs.f_pkt[r, i, v, pos], inputs.f_seq[r, i, v, pos]
+
+
+@_stage
+def drop_malformed(r, t, cfg, tables, inputs, world, stmp):
+    """Malformed flits (the RTL's rule, docs/microarchitecture.md): an input port that sent
+    nothing in this cycle pops the front flit of its lowest VC whose front is malformed (a bad
+    head; a body/tail at a VC holding no output VC, from start-of-cycle state: a port that sent
+    nothing had none of its VCs changed by SA) and returns its credit. Only garbage flits can be
+    malformed in the model. Returns whether a flit was dropped."""
+    moved = False
+    for i in range(cfg.P):
+        if stmp.in_done[i]:
+            continue
+        for v in range(cfg.V):
+            if inputs.f_cnt[r, i, v] == 0:
+                continue
+            seq = inputs.f_seq[r, i, v, inputs.f_head[r, i, v]]
+            if seq >= 0 or (seq < -1 - G_BAD_EP and inputs.alloc_o[r, i, v] >= 0):
+                continue
+            g, _ = _pop_front(r, i, v, cfg.B, inputs)
+            inputs.r_garbage[r] -= 1
+            world.garbage.g_drop[g] = t
+            world.obs.counters[4] += 1
+            moved = True
+            _return_credit(r, t, i, v, cfg, tables, world.links)
+            break
+    return moved
+
+
+# ---- VC allocation --------------------------------------------------------------------------------
+
+@_stage
+def load_choice_register(r, t, cfg, outputs):
+    """va_choice_stage = 1: router r's output state at the start of cycle t into slot t % 2 (every
+    router, idle or not: the RTL's register always loads)."""
+    for p in range(cfg.R):
+        for w in range(cfg.V):
+            outputs.ch_owner[t % 2, r, p, w] = outputs.owner[r, p, w]
+            outputs.ch_cred[t % 2, r, p, w] = outputs.credits[r, p, w]
+
+
+@_stage
+def va_requests(r, cfg, rt, vtmp, nreq):
+    """The requests the VA arbiters see, into vtmp.arb_*; returns their count: this cycle's
+    (va_stages = 1), or last cycle's (va_stages = 2) whose input VC still holds no output VC and
+    whose output VC is still free. A choice made from last cycle's output state
+    (va_choice_stage = 1) may name a taken VC: the central arbiters drop it."""
+    V, owner = cfg.V, rt.outputs.owner
+    arb_in, arb_o, arb_w = vtmp.arb_in, vtmp.arb_o, vtmp.arb_w
+    narb = 0
+    if cfg.va_stages == 1:
+        keep_taken = cfg.va_choice_stage == 0 or cfg.va_separable == 1
+        for k in range(nreq):
+            if keep_taken or owner[r, vtmp.req_o[k], vtmp.req_w[k]] < 0:
+                arb_in[narb] = vtmp.req_in[k]
+                arb_o[narb] = vtmp.req_o[k]
+                arb_w[narb] = vtmp.req_w[k]
+                narb += 1
+        return narb
+    pend_o, pend_w = rt.va.pend_o, rt.va.pend_w
+    for iv in range(cfg.P * V):
+        o = pend_o[r, iv]
+        if o < 0:
+            continue
+        w = pend_w[r, iv]
+        pend_o[r, iv] = -1
+        # the central arbiters mask a taken output VC; the separable VA's output arbiters do,
+        # after the crossing
+        if rt.inputs.alloc_o[r, iv // V, iv % V] >= 0 or (cfg.va_separable == 0 and owner[r, o, w] >= 0):
+            continue
+        arb_in[narb] = iv
+        arb_o[narb] = o
+        arb_w[narb] = w
+        narb += 1
+    for k in range(nreq):
+        pend_o[r, vtmp.req_in[k]] = vtmp.req_o[k]
+        pend_w[r, vtmp.req_in[k]] = vtmp.req_w[k]
+    return narb
+
+
+@_stage
+def central_va(r, cfg, va, vtmp, narb):
+    """The central VC allocator: per output VC a round-robin arbiter over input VC index picks one
+    of the narb requests in vtmp.arb_* (best_k[o * V + w] = its index); apply_va grants it after SA."""
+    arb_in, arb_o, arb_w, best_k = vtmp.arb_in, vtmp.arb_o, vtmp.arb_w, vtmp.best_k
+    NV = cfg.P * cfg.V
+    for k in range(narb):
+        ov = arb_o[k] * cfg.V + arb_w[k]
+        ptr = va.va_ptr[r, arb_o[k], arb_w[k]]
+        b = best_k[ov]
+        if b < 0 or (arb_in[k] - ptr) % NV < (arb_in[b] - ptr) % NV:
+            best_k[ov] = k
+
+
+@_stage
+def _separable_va(r, cfg, rt, vtmp, narb):
     """One cycle of the separable VC allocator (va_separable = 1), from start-of-cycle state;
-    writes this cycle's launches to sep_new[0] and its output-VC grants to sep_new[1]. The caller
+    writes this cycle's launches to sep_new[0] and its output-VC grants to sep_new[1]. apply_va
     applies them, and the grants that come back, after the switch allocator.
 
     Output stage: per output VC a round-robin arbiter over the input ports whose request launched
     two cycles ago targets it; it grants only while the output VC is free (else its pointer
     stays). Launch stage: per input port a round-robin arbiter over its VCs with a request and no
     request in flight (sep_cnt = 0) launches one."""
+    arb_in, arb_o, arb_w = vtmp.arb_in, vtmp.arb_o, vtmp.arb_w
+    P, V = cfg.P, cfg.V
+    va, owner = rt.va, rt.outputs.owner
+    sep_pipe, sep_new, best_p = va.sep_pipe, vtmp.sep_new, vtmp.best_k
     for i in range(P):
         sep_new[0, i, 0] = -1
         sep_new[1, i, 0] = -1
@@ -244,7 +839,7 @@ def _separable_va(r, P, V, arb_in, arb_o, arb_w, narb, owner, va_ptr, sep_cnt, s
         if owner[r, o, w] >= 0:
             continue
         ov = o * V + w
-        ptr = va_ptr[r, o, w]
+        ptr = va.va_ptr[r, o, w]
         b = best_p[ov]
         if b < 0 or (i - ptr) % P < (b - ptr) % P:
             best_p[ov] = i
@@ -258,7 +853,7 @@ def _separable_va(r, P, V, arb_in, arb_o, arb_w, narb, owner, va_ptr, sep_cnt, s
             sep_new[1, i, 0] = v
             sep_new[1, i, 1] = o
             sep_new[1, i, 2] = w
-            va_ptr[r, o, w] = (i + 1) % P
+            va.va_ptr[r, o, w] = (i + 1) % P
     for i in range(P):
         v = sep_pipe[r, 1, i, 0]
         if v >= 0:
@@ -266,9 +861,9 @@ def _separable_va(r, P, V, arb_in, arb_o, arb_w, narb, owner, va_ptr, sep_cnt, s
     for k in range(narb):
         i = arb_in[k] // V
         v = arb_in[k] % V
-        if sep_cnt[r, i, v] != 0:
+        if va.sep_cnt[r, i, v] != 0:
             continue
-        ptr = sep_ptr[r, i]
+        ptr = va.sep_ptr[r, i]
         b = sep_new[0, i, 0]
         if b < 0 or (v - ptr) % V < (b - ptr) % V:
             sep_new[0, i, 0] = v
@@ -276,466 +871,330 @@ def _separable_va(r, P, V, arb_in, arb_o, arb_w, narb, owner, va_ptr, sep_cnt, s
             sep_new[0, i, 2] = arb_w[k]
     for i in range(P):
         for v in range(V):
-            if sep_cnt[r, i, v] > 0:
-                sep_cnt[r, i, v] -= 1
+            if va.sep_cnt[r, i, v] > 0:
+                va.sep_cnt[r, i, v] -= 1
         v = sep_new[0, i, 0]
         if v >= 0:
-            sep_cnt[r, i, v] = SEPARABLE_VA_TRIP
-            sep_ptr[r, i] = (v + 1) % V
+            va.sep_cnt[r, i, v] = SEPARABLE_VA_TRIP
+            va.sep_ptr[r, i] = (v + 1) % V
 
 
-@nb.njit(cache=True)
-def run_cycles(t0, t1, mode, R, V, B, L, LL, CL, watchdog, C, iters, VS, SS, ST, SEP, CH,
-               nbr_r, nbr_p, cstep, vcls, crange, dist, nexthop, pen, ep_first, ep_router,
-               # buffers and router state; pend_o/pend_w[r, iv]: the VC request input VC iv made
-               # last cycle (-1: none), arbitrated this cycle when VS (va_stages) = 2; nom[r, i]: the
-               # VC input port i nominated last cycle (-1: none), offered to this cycle's output
-               # stage when SS (sa_stages) >= 2; gnt[r, i]: with SS = 3, the VC of port i that the
-               # output stage granted last cycle (-1: none), which sends in this cycle
-               f_pkt, f_seq, f_head, f_cnt, alloc_o, alloc_w, owner, credits, va_ptr, pend_o, pend_w,
-               nom, gnt, in_ptr, out_ptr,
-               # SEP (va_separable) = 1: sep_cnt[r, i, v] cycles until input VC (i, v) may launch a
-               # request again; sep_ptr[r, i] the port's launch pointer; sep_pipe[r, k, i] = (v, o, w)
-               # of port i's request (v = -1: none) launched k + 1 cycles ago (k = 0, 1) or, k = 2, 3,
-               # granted at its output VC k - 1 cycles ago (va_ptr then points over input ports)
-               sep_cnt, sep_ptr, sep_pipe,
-               # CH (va_choice_stage) = 1: ch_owner/ch_cred[r, t % 2] hold router r's owner and
-               # credits at the start of cycle t; the VC choice of cycle t reads slot (t + 1) % 2,
-               # the start of t - 1 (the RTL's registered best free VC per output and class)
-               ch_owner, ch_cred,
-               ep_credit, ep_vc, q_head, q_tail, q_sent, router_flits,
-               # packets
-               pk_src, pk_dst, pk_ctime, pk_hops, pk_inter, pk_phase, pk_decided, pk_next, pk_eseq, pk_done,
-               samples,
-               # generation: packets created in [t0, t1), sorted by time
-               gen_time, gen_pk, n_gen,
-               # delay lines
-               a_cnt, a_r, a_p, a_v, a_pkt, a_seq, c_cnt, c_r, c_p, c_v,
-               # counters: [injected flits, ejected flits, idle cycles, last move cycle,
-               #            malformed flits dropped, garbage flits sent by endpoints]
-               counters, eject_hist, trace, trace_len,
-               # endpoint events (replay of the endpoints' side, tests/cocotb/replay.py): rows
-               # (kind, cycle, endpoint, vc, id, seq); kind EV_INJECT: a flit sent (id = packet,
-               # or garbage id with seq = -1 - kind), EV_CREDIT: a credit counted by the endpoint
-               etrace, etrace_len,
-               # garbage flits: per id endpoint, kind, queue link, cycle sent, cycle dropped; per
-               # endpoint queue of due garbage; per router garbage flits in its buffers; garbage
-               # becoming due in [t0, t1), sorted by time
-               g_ep, g_kind, g_next, g_sent, g_drop, gq_head, gq_tail, r_garbage, ggen_time, ggen_id, n_ggen,
-               skip=-1):
-    """Advance cycles [t0, t1). Router `skip` (>= 0) is simulated elsewhere (`sim.external`):
-    its allocation stages do not run here, and the caller takes the flits and credits bound for it
-    out of the delay lines before they are due."""
-    n = nbr_r.shape[0]
-    P = f_cnt.shape[1]
-    RING = a_cnt.shape[0]
-    NV = P * V
-    req_in = np.empty(NV, np.int64)
-    req_o = np.empty(NV, np.int64)
-    req_w = np.empty(NV, np.int64)
-    last_in = np.empty(NV, np.int64)     # VS = 2: last cycle's requests that still hold
-    last_o = np.empty(NV, np.int64)
-    last_w = np.empty(NV, np.int64)
-    best_k = np.full(NV, -1, np.int64)
-    sep_new = np.full((2, P, 3), -1, np.int64)   # SEP: this cycle's launches (0) and grants (1)
-    in_choice = np.empty(P, np.int64)
-    best_in = np.full(P, -1, np.int64)
-    in_done = np.zeros(P, np.bool_)
-    out_done = np.zeros(P, np.bool_)
-    out_list = np.empty(P, np.int64)
-    snd_i = np.empty(P, np.int64)        # this cycle's senders: input port, VC
-    snd_v = np.empty(P, np.int64)
+@_stage
+def _apply_separable(r, cfg, rt, vtmp):
+    """va_separable: the grants back across the router allocate their input VCs, this cycle's
+    output-VC grants take their output VCs (busy from t + 1), and the pipeline shifts."""
+    moved = False
+    inputs, sep_pipe, sep_new = rt.inputs, rt.va.sep_pipe, vtmp.sep_new
+    for i in range(cfg.P):
+        v = sep_pipe[r, 3, i, 0]
+        if v >= 0:
+            inputs.alloc_o[r, i, v] = sep_pipe[r, 3, i, 1]
+            inputs.alloc_w[r, i, v] = sep_pipe[r, 3, i, 2]
+            moved = True
+        v = sep_new[1, i, 0]
+        if v >= 0:
+            rt.outputs.owner[r, sep_new[1, i, 1], sep_new[1, i, 2]] = i * cfg.V + v
+    for k in range(3, 0, -1):
+        for i in range(cfg.P):
+            for x in range(3):
+                sep_pipe[r, k, i, x] = sep_pipe[r, k - 1, i, x] if k != 2 else sep_new[1, i, x]
+    for i in range(cfg.P):
+        for x in range(3):
+            sep_pipe[r, 0, i, x] = sep_new[0, i, x]
+    return moved
+
+
+@_stage
+def apply_va(r, cfg, rt, vtmp, narb):
+    """The VA grants of this cycle, visible from t + 1 (after SA and the drops, which read the
+    start-of-cycle allocations). Returns whether an input VC was allocated."""
+    if cfg.va_separable == 1:
+        return _apply_separable(r, cfg, rt, vtmp)
+    arb_in, arb_o, arb_w = vtmp.arb_in, vtmp.arb_o, vtmp.arb_w
+    V, best_k = cfg.V, vtmp.best_k
+    moved = False
+    for k in range(narb):
+        if best_k[arb_o[k] * V + arb_w[k]] == k:
+            iv = arb_in[k]
+            rt.outputs.owner[r, arb_o[k], arb_w[k]] = iv
+            rt.inputs.alloc_o[r, iv // V, iv % V] = arb_o[k]
+            rt.inputs.alloc_w[r, iv // V, iv % V] = arb_w[k]
+            rt.va.va_ptr[r, arb_o[k], arb_w[k]] = (iv + 1) % (cfg.P * V)
+            moved = True
+    for k in range(narb):
+        best_k[arb_o[k] * V + arb_w[k]] = -1
+    return moved
+
+
+# ---- switch allocation ----------------------------------------------------------------------------
+
+@_inline
+def _can_send(r, i, v, spare, cfg, rt):
+    """Input VC v of port i holds an output VC and has more than `spare` flits and credits."""
+    o = rt.inputs.alloc_o[r, i, v]
+    return o >= 0 and rt.inputs.f_cnt[r, i, v] > spare and \
+        (o >= cfg.R or rt.outputs.credits[r, o, rt.inputs.alloc_w[r, i, v]] > spare)
+
+
+@_stage
+def _input_stage(r, cfg, rt, stmp):
+    """Each input port not yet matched picks one eligible VC with its round-robin arbiter
+    (stmp.in_choice, -1: none)."""
+    inputs, sa, SS = rt.inputs, rt.sa, cfg.sa_stages
+    for i in range(cfg.P):
+        stmp.in_choice[i] = -1
+        if stmp.in_done[i]:
+            continue
+        ptr = sa.in_ptr[r, i]
+        for j in range(cfg.V):
+            v = (ptr + j) % cfg.V
+            # pipelined SA: a VC nominated last cycle may send in this one (SS = 2) or the next
+            # (SS = 3), and one granted last cycle (SS = 3) sends in this one: it needs a flit and
+            # a credit to spare for each, and none of those flits (the front, then the next) may
+            # be its tail
+            nm = 0
+            if SS >= 2 and sa.nom[r, i] == v:
+                nm += 1
+            if SS == 3 and sa.gnt[r, i] == v:
+                nm += 1
+            if not _can_send(r, i, v, nm, cfg, rt) or stmp.out_done[inputs.alloc_o[r, i, v]]:
+                continue
+            if nm >= 1 and inputs.f_seq[r, i, v, inputs.f_head[r, i, v]] == cfg.L - 1:
+                continue
+            if nm == 2 and inputs.f_seq[r, i, v, (inputs.f_head[r, i, v] + 1) % cfg.B] == cfg.L - 1:
+                continue
+            stmp.in_choice[i] = v
+            break
+
+
+@_stage
+def _take_nominations(r, cfg, rt, stmp):
+    """Pipelined SA: this cycle's input stage only nominates (for the next cycle); the output
+    stage takes last cycle's nominations, which the input rule keeps eligible (checked with
+    sa_stages = 2, when they send with 3: the RTL relies on it)."""
+    nom = rt.sa.nom
+    for i in range(cfg.P):
+        v = nom[r, i]
+        nom[r, i] = stmp.in_choice[i]
+        stmp.in_choice[i] = v
+        if cfg.sa_stages == 2 and v >= 0 and not _can_send(r, i, v, 0, cfg, rt):
+            return STALE_NOMINATION
+    return OK
+
+
+@_stage
+def _output_stage(r, cfg, rt, stmp):
+    """Per output port a round-robin arbiter over the input ports that picked it: the winner in
+    stmp.best_in[o]; returns the number of output ports with a request (stmp.out_list)."""
+    n_out = 0
+    for i in range(cfg.P):
+        v = stmp.in_choice[i]
+        if v < 0:
+            continue
+        o = rt.inputs.alloc_o[r, i, v]
+        b = stmp.best_in[o]
+        if b < 0:
+            stmp.out_list[n_out] = o
+            n_out += 1
+            stmp.best_in[o] = i
+        elif (i - rt.sa.out_ptr[r, o]) % cfg.P < (b - rt.sa.out_ptr[r, o]) % cfg.P:
+            stmp.best_in[o] = i
+    return n_out
+
+
+@_stage
+def _senders(r, cfg, rt, stmp, n_out):
+    """The input VCs that send in this iteration (stmp.snd_i/snd_v): the output stage's grants,
+    or with sa_stages = 3 last cycle's (this cycle's are registered in sa.gnt). -> (status, count)"""
+    sa, P = rt.sa, cfg.P
+    n_snd = 0
+    if cfg.sa_stages == 3:
+        for i in range(P):
+            v = sa.gnt[r, i]
+            if v >= 0:
+                if not _can_send(r, i, v, 0, cfg, rt):
+                    return STALE_NOMINATION, n_snd
+                stmp.snd_i[n_snd] = i
+                stmp.snd_v[n_snd] = v
+                n_snd += 1
+            sa.gnt[r, i] = -1
+    for k in range(n_out):
+        o = stmp.out_list[k]
+        i = stmp.best_in[o]
+        stmp.best_in[o] = -1
+        sa.out_ptr[r, o] = (i + 1) % P
+        if cfg.sa_stages == 3:
+            sa.gnt[r, i] = stmp.in_choice[i]
+        else:
+            stmp.snd_i[n_snd] = i
+            stmp.snd_v[n_snd] = stmp.in_choice[i]
+            n_snd += 1
+            stmp.out_done[o] = True
+    return OK, n_snd
+
+
+@_stage
+def switch_allocate(r, t, cfg, tables, rt, world, stmp):
+    """Switch allocation, input-first separable, alloc_iters iterations, from start-of-cycle
+    allocations; the granted input VCs send (send_flit). -> (status, whether a flit was sent)"""
+    moved = False
+    for i in range(cfg.P):
+        stmp.in_done[i] = False
+        stmp.out_done[i] = False
+    for _ in range(cfg.alloc_iters):
+        _input_stage(r, cfg, rt, stmp)
+        if cfg.sa_stages >= 2 and _take_nominations(r, cfg, rt, stmp) != OK:
+            return STALE_NOMINATION, moved
+        n_out = _output_stage(r, cfg, rt, stmp)
+        status, n_snd = _senders(r, cfg, rt, stmp, n_out)
+        if status != OK:
+            return status, moved
+        for k in range(n_snd):
+            stmp.in_done[stmp.snd_i[k]] = True
+            moved = True
+            if send_flit(r, t, stmp.snd_i[k], stmp.snd_v[k], cfg, tables, rt, world) != OK:
+                return BAD_EJECT, moved
+    return OK, moved
+
+
+@_stage
+def idle_switch_allocator(r, cfg, sa):
+    """A router with no flit nominates nothing this cycle (nor grants: a granted flit is still
+    in its buffer)."""
+    if cfg.sa_stages >= 2:
+        for i in range(cfg.P):
+            sa.nom[r, i] = -1
+            sa.gnt[r, i] = -1
+
+
+# ---- switch traversal and output unit -------------------------------------------------------------
+
+@_stage
+def _eject(t, e, pk, seq, cfg, packets, obs):
+    """Flit seq of packet pk reaches endpoint e in cycle t: checked (destination, order),
+    counted and traced. -> OK or BAD_EJECT"""
+    if e != packets.pk_dst[pk] or seq != packets.pk_eseq[pk]:
+        return BAD_EJECT
+    packets.pk_eseq[pk] = seq + 1
+    obs.counters[1] += 1
+    if obs.trace_len[0] < obs.trace.shape[0]:
+        tl = obs.trace_len[0]
+        obs.trace[tl, 0] = t
+        obs.trace[tl, 1] = e
+        obs.trace[tl, 2] = pk
+        obs.trace[tl, 3] = seq
+        obs.trace_len[0] = tl + 1
+    if seq == cfg.L - 1:
+        packets.pk_done[pk] = t
+        h = packets.pk_hops[pk]
+        if h < obs.eject_hist.shape[0]:
+            obs.eject_hist[h] += 1
+    return OK
+
+
+@_stage
+def send_flit(r, t, i, v, cfg, tables, rt, world):
+    """Input VC (i, v) of router r sends its front flit in cycle t: pop, credit back upstream,
+    a head's hops (and phase past the intermediate router), the output VC's credit, the flit
+    onto the link (st_stage + link_latency cycles later) or to its endpoint, the input arbiter's
+    pointer, and after a tail the release of the output VC. -> OK or BAD_EJECT"""
+    inputs, outputs, packets = rt.inputs, rt.outputs, world.packets
+    R = cfg.R
+    o = inputs.alloc_o[r, i, v]
+    w = inputs.alloc_w[r, i, v]
+    pk, seq = _pop_front(r, i, v, cfg.B, inputs)
+    _return_credit(r, t, i, v, cfg, tables, world.links)
+    arrive = t + cfg.st_stage + cfg.link_latency     # the flit leaves the router st_stage cycles after SA
+    if o < R:
+        if seq == 0:
+            packets.pk_hops[pk] += 1
+            if r == packets.pk_inter[pk]:
+                packets.pk_phase[pk] = 1
+        outputs.credits[r, o, w] -= 1
+        _push_flit(world.links, arrive % world.links.a_cnt.shape[0], tables.nbr_r[r, o], tables.nbr_p[r, o], w,
+                   pk, seq)
+    elif _eject(arrive, tables.ep_first[r] + (o - R), pk, seq, cfg, packets, world.obs) != OK:
+        return BAD_EJECT
+    rt.sa.in_ptr[r, i] = (v + 1) % cfg.V
+    if seq == cfg.L - 1:
+        outputs.owner[r, o, w] = -1
+        inputs.alloc_o[r, i, v] = -1
+        inputs.alloc_w[r, i, v] = -1
+    return OK
+
+
+# ---- the cycle ------------------------------------------------------------------------------------
+
+@_stage
+def watchdog(t, cfg, obs, moved):
+    """Counts the cycles in which nothing moved while flits (legit or garbage) are in flight;
+    returns True when they reach cfg.watchdog."""
+    c = obs.counters
+    if moved:
+        c[2] = 0
+        c[3] = t
+    elif c[0] > c[1] or c[5] > c[4]:
+        c[2] += 1
+        if c[2] >= cfg.watchdog:
+            return True
+    return False
+
+
+@_stage
+def _run_cycles(t0, t1, cfg, tables, rt, world, tmp, skip):
+    """run_cycles' loop, compiled without reference counting (see _stage)."""
+    vtmp, stmp = tmp.va, tmp.sa
     gi = 0
     ggi = 0
     for t in range(t0, t1):
-        slot = t % RING
-        moved = False
-        ch_cred_prev = ch_cred[:, (t + 1) % 2]     # CH: the state at the start of t - 1
-        ch_owner_prev = ch_owner[:, (t + 1) % 2]
-        # ---- deliveries due this cycle -------------------------------------------------------
-        for k in range(a_cnt[slot]):
-            r = a_r[slot, k]
-            p = a_p[slot, k]
-            v = a_v[slot, k]
-            pos = (f_head[r, p, v] + f_cnt[r, p, v]) % B
-            f_pkt[r, p, v, pos] = a_pkt[slot, k]
-            f_seq[r, p, v, pos] = a_seq[slot, k]
-            f_cnt[r, p, v] += 1
-            router_flits[r] += 1
-            if a_seq[slot, k] < 0:
-                r_garbage[r] += 1
-        a_cnt[slot] = 0
-        for k in range(c_cnt[slot]):
-            r = c_r[slot, k]
-            p = c_p[slot, k]
-            if p < 0:
-                ep_credit[r, c_v[slot, k]] += 1   # r is an endpoint id here
-                _log_event(etrace, etrace_len, EV_CREDIT, t, r, c_v[slot, k], -1, 0)
-            else:
-                credits[r, p, c_v[slot, k]] += 1
-        c_cnt[slot] = 0
-        # ---- new packets join their source queues ------------------------------------------
-        while gi < n_gen and gen_time[gi] == t:
-            pk = gen_pk[gi]
-            e = pk_src[pk]
-            if q_tail[e] >= 0:
-                pk_next[q_tail[e]] = pk
-            else:
-                q_head[e] = pk
-            q_tail[e] = pk
-            gi += 1
-        while ggi < n_ggen and ggen_time[ggi] == t:     # garbage joins its endpoint's garbage queue
-            g = ggen_id[ggi]
-            e = g_ep[g]
-            if gq_tail[e] >= 0:
-                g_next[gq_tail[e]] = g
-            else:
-                gq_head[e] = g
-            gq_tail[e] = g
-            ggi += 1
-        # ---- endpoints inject one flit each ------------------------------------------------
-        for e in range(ep_router.shape[0]):
-            g = gq_head[e]
-            if g >= 0 and q_sent[e] == 0:
-                # due garbage goes first, but only between packets, on the VC with the most credits
-                best = _most_credits(ep_credit, e, V)
-                if ep_credit[e, best] <= 0:
-                    continue
-                _endpoint_send(t, e, best, g, -1 - g_kind[g], R, LL, ep_router, ep_first, ep_credit,
-                               a_cnt, a_r, a_p, a_v, a_pkt, a_seq, etrace, etrace_len)
-                counters[5] += 1
-                moved = True
-                g_sent[g] = t
-                gq_head[e] = g_next[g]
-                if gq_head[e] < 0:
-                    gq_tail[e] = -1
+        deliver_flits(t, cfg, rt.inputs, world.links)
+        deliver_credits(t, rt.outputs, world)
+        gi, ggi = join_queues(t, gi, ggi, world)
+        moved = inject(t, cfg, tables, world)
+        for r in range(tables.nbr_r.shape[0]):
+            if r == skip:
                 continue
-            pk = q_head[e]
-            if pk < 0:
+            if cfg.va_choice_stage == 1:
+                load_choice_register(r, t, cfg, rt.outputs)
+            if rt.inputs.router_flits[r] == 0:
+                idle_switch_allocator(r, cfg, rt.sa)
                 continue
-            if q_sent[e] == 0:             # a new packet takes the VC with the most credits
-                ep_vc[e] = _most_credits(ep_credit, e, V)
-            v = ep_vc[e]
-            if ep_credit[e, v] <= 0:
-                continue
-            _endpoint_send(t, e, v, pk, q_sent[e], R, LL, ep_router, ep_first, ep_credit,
-                           a_cnt, a_r, a_p, a_v, a_pkt, a_seq, etrace, etrace_len)
-            counters[0] += 1
-            moved = True
-            q_sent[e] += 1
-            if q_sent[e] == L:
-                q_sent[e] = 0
-                q_head[e] = pk_next[pk]
-                if q_head[e] < 0:
-                    q_tail[e] = -1
-        # ---- routers ------------------------------------------------------------------------
-        for r in range(n):
-            if CH == 1 and r != skip:          # every router, idle or not: the register always loads
-                for p in range(R):
-                    for w in range(V):
-                        ch_owner[r, t % 2, p, w] = owner[r, p, w]
-                        ch_cred[r, t % 2, p, w] = credits[r, p, w]
-            if router_flits[r] == 0 or r == skip:
-                if SS >= 2 and r != skip:
-                    for i in range(P):     # no flit, so no nomination this cycle (nor a grant:
-                        nom[r, i] = -1     # a granted flit is still in its buffer)
-                        gnt[r, i] = -1
-                continue
-            # RC + VA, from start-of-cycle state
-            nreq = 0
-            for i in range(P):
-                for v in range(V):
-                    if f_cnt[r, i, v] == 0 or alloc_o[r, i, v] >= 0:
-                        continue
-                    pos = f_head[r, i, v]
-                    pk = f_pkt[r, i, v, pos]
-                    if f_seq[r, i, v, pos] != 0:
-                        continue               # a body flit, or garbage: never requests
-                    if mode == UGAL and pk_decided[pk] == 0:
-                        _ugal_decide(r, ep_router[pk_dst[pk]], pk, pk_inter, pk_phase, samples, R, V, B, nbr_r,
-                                     dist, credits)
-                        pk_decided[pk] = 1
-                    dst_r = ep_router[pk_dst[pk]]
-                    ph = pk_phase[pk]
-                    if ph == 0 and r == pk_inter[pk]:
-                        ph = 1
-                    if mode == POLARIZED and ph == 1 and r != dst_r and \
-                            _polarized_dead_end(r, ep_router[pk_src[pk]], dst_r, R, nbr_r, dist):
-                        pk_phase[pk] = 0           # escapes for the rest of its route
-                        ph = 0
-                    o = -1
-                    w = -1
-                    if r == dst_r and (ph == 1 or mode == POLARIZED):
-                        o = R + (pk_dst[pk] - ep_first[r])
-                        for ww in range(V):
-                            if owner[r, o, ww] < 0:
-                                w = ww
-                                break
-                        if w < 0:
-                            o = -1
-                    else:
-                        cin = 0 if i >= R else vcls[v]
-                        if CH == 0:
-                            o, w = _choose(r, cin, cstep[r, i], ep_router[pk_src[pk]], dst_r, pk_inter[pk], ph,
-                                           mode, R, V, B, nbr_r, dist, nexthop, credits, owner, pen, C, crange)
-                        else:
-                            o, w = _choose(r, cin, cstep[r, i], ep_router[pk_src[pk]], dst_r, pk_inter[pk], ph,
-                                           mode, R, V, B, nbr_r, dist, nexthop, ch_cred_prev, ch_owner_prev,
-                                           pen, C, crange)
-                    if o >= 0:
-                        req_in[nreq] = i * V + v
-                        req_o[nreq] = o
-                        req_w[nreq] = w
-                        nreq += 1
-            # the requests the VA arbiters see: this cycle's (VS = 1), or last cycle's (VS = 2)
-            # whose input VC still holds no output VC and whose output VC is still free
-            if VS == 1 and (CH == 0 or SEP == 1):
-                arb_in, arb_o, arb_w, narb = req_in, req_o, req_w, nreq
-            elif VS == 1:                      # a choice from last cycle's state may name a taken VC
-                arb_in, arb_o, arb_w, narb = last_in, last_o, last_w, 0
-                for k in range(nreq):
-                    if owner[r, req_o[k], req_w[k]] < 0:
-                        arb_in[narb] = req_in[k]
-                        arb_o[narb] = req_o[k]
-                        arb_w[narb] = req_w[k]
-                        narb += 1
+            nreq = route_heads(r, t, cfg, tables, rt, world.packets, vtmp)
+            narb = va_requests(r, cfg, rt, vtmp, nreq)
+            if cfg.va_separable == 0:
+                central_va(r, cfg, rt.va, vtmp, narb)
             else:
-                arb_in, arb_o, arb_w, narb = last_in, last_o, last_w, 0
-                for iv in range(NV):
-                    o = pend_o[r, iv]
-                    if o < 0:
-                        continue
-                    w = pend_w[r, iv]
-                    pend_o[r, iv] = -1
-                    # the central arbiters mask a taken output VC; the separable VA's output
-                    # arbiters do, after the crossing
-                    if alloc_o[r, iv // V, iv % V] >= 0 or (SEP == 0 and owner[r, o, w] >= 0):
-                        continue
-                    arb_in[narb] = iv
-                    arb_o[narb] = o
-                    arb_w[narb] = w
-                    narb += 1
-                for k in range(nreq):
-                    pend_o[r, req_in[k]] = req_o[k]
-                    pend_w[r, req_in[k]] = req_w[k]
-            if SEP == 0:
-                for k in range(narb):          # round-robin per output VC over input VC index
-                    ov = arb_o[k] * V + arb_w[k]
-                    ptr = va_ptr[r, arb_o[k], arb_w[k]]
-                    b = best_k[ov]
-                    if b < 0 or (arb_in[k] - ptr) % NV < (arb_in[b] - ptr) % NV:
-                        best_k[ov] = k
-            else:
-                _separable_va(r, P, V, arb_in, arb_o, arb_w, narb, owner, va_ptr, sep_cnt, sep_ptr, sep_pipe,
-                              sep_new, best_k)
-            # SA, input-first separable, from start-of-cycle allocations
-            for i in range(P):
-                in_done[i] = False
-                out_done[i] = False
-            for it in range(iters):
-                for i in range(P):
-                    in_choice[i] = -1
-                    if in_done[i]:
-                        continue
-                    ptr = in_ptr[r, i]
-                    for j in range(V):
-                        v = (ptr + j) % V
-                        # pipelined SA: a VC nominated last cycle may send in this one (SS = 2) or
-                        # the next (SS = 3), and one granted last cycle (SS = 3) sends in this one:
-                        # it needs a flit and a credit to spare for each, and none of those flits
-                        # (the front, then the next) may be its tail
-                        nm = 0
-                        if SS >= 2 and nom[r, i] == v:
-                            nm += 1
-                        if SS == 3 and gnt[r, i] == v:
-                            nm += 1
-                        if not _can_send(r, i, v, nm, R, alloc_o, alloc_w, f_cnt, credits) or out_done[alloc_o[r, i, v]]:
-                            continue
-                        if nm >= 1 and f_seq[r, i, v, f_head[r, i, v]] == L - 1:
-                            continue
-                        if nm == 2 and f_seq[r, i, v, (f_head[r, i, v] + 1) % B] == L - 1:
-                            continue
-                        in_choice[i] = v
-                        break
-                if SS >= 2:
-                    # pipelined SA: this cycle's input stage only nominates (for the next cycle);
-                    # the output stage takes last cycle's nominations, which the rule above keeps
-                    # eligible (checked, when they send: the RTL relies on it)
-                    for i in range(P):
-                        v = nom[r, i]
-                        nom[r, i] = in_choice[i]
-                        in_choice[i] = v
-                        if SS == 2 and v >= 0 and not _can_send(r, i, v, 0, R, alloc_o, alloc_w, f_cnt, credits):
-                            return STALE_NOMINATION, t
-                n_out = 0
-                for i in range(P):             # output stage: round-robin over input ports per output
-                    v = in_choice[i]
-                    if v < 0:
-                        continue
-                    o = alloc_o[r, i, v]
-                    b = best_in[o]
-                    if b < 0:
-                        out_list[n_out] = o
-                        n_out += 1
-                        best_in[o] = i
-                    elif (i - out_ptr[r, o]) % P < (b - out_ptr[r, o]) % P:
-                        best_in[o] = i
-                # the senders: this cycle's grants, or (SS = 3) last cycle's, by input port
-                n_snd = 0
-                if SS == 3:
-                    for i in range(P):
-                        v = gnt[r, i]
-                        if v >= 0:
-                            if not _can_send(r, i, v, 0, R, alloc_o, alloc_w, f_cnt, credits):
-                                return STALE_NOMINATION, t
-                            snd_i[n_snd] = i
-                            snd_v[n_snd] = v
-                            n_snd += 1
-                        gnt[r, i] = -1
-                for k_out in range(n_out):
-                    o = out_list[k_out]
-                    gi_in = best_in[o]
-                    best_in[o] = -1
-                    out_ptr[r, o] = (gi_in + 1) % P
-                    if SS == 3:
-                        gnt[r, gi_in] = in_choice[gi_in]
-                    else:
-                        snd_i[n_snd] = gi_in
-                        snd_v[n_snd] = in_choice[gi_in]
-                        n_snd += 1
-                        out_done[o] = True
-                for k_snd in range(n_snd):
-                    i = snd_i[k_snd]
-                    v = snd_v[k_snd]
-                    o = alloc_o[r, i, v]
-                    in_done[i] = True
-                    w = alloc_w[r, i, v]
-                    pos = f_head[r, i, v]
-                    pk = f_pkt[r, i, v, pos]
-                    seq = f_seq[r, i, v, pos]
-                    f_head[r, i, v] = (pos + 1) % B
-                    f_cnt[r, i, v] -= 1
-                    router_flits[r] -= 1
-                    moved = True
-                    # credit back upstream
-                    sc = (t + CL) % RING
-                    kc = c_cnt[sc]
-                    if i < R:
-                        c_r[sc, kc] = nbr_r[r, i]
-                        c_p[sc, kc] = nbr_p[r, i]
-                        c_v[sc, kc] = v
-                    else:
-                        c_r[sc, kc] = ep_first[r] + (i - R)
-                        c_p[sc, kc] = -1
-                        c_v[sc, kc] = v
-                    c_cnt[sc] = kc + 1
-                    if seq == 0 and o < R:
-                        pk_hops[pk] += 1
-                        if r == pk_inter[pk]:
-                            pk_phase[pk] = 1
-                    if o < R:
-                        credits[r, o, w] -= 1
-                        s2 = (t + ST + LL) % RING     # ST: the flit leaves the router ST cycles after SA
-                        ka = a_cnt[s2]
-                        a_r[s2, ka] = nbr_r[r, o]
-                        a_p[s2, ka] = nbr_p[r, o]
-                        a_v[s2, ka] = w
-                        a_pkt[s2, ka] = pk
-                        a_seq[s2, ka] = seq
-                        a_cnt[s2] = ka + 1
-                    else:
-                        e = ep_first[r] + (o - R)
-                        if e != pk_dst[pk] or seq != pk_eseq[pk]:
-                            return BAD_EJECT, t
-                        pk_eseq[pk] = seq + 1
-                        counters[1] += 1
-                        if trace_len[0] < trace.shape[0]:
-                            tl = trace_len[0]
-                            trace[tl, 0] = t + ST + LL
-                            trace[tl, 1] = e
-                            trace[tl, 2] = pk
-                            trace[tl, 3] = seq
-                            trace_len[0] = tl + 1
-                        if seq == L - 1:
-                            pk_done[pk] = t + ST + LL
-                            h = pk_hops[pk]
-                            if h < eject_hist.shape[0]:
-                                eject_hist[h] += 1
-                    in_ptr[r, i] = (v + 1) % V
-                    if seq == L - 1:
-                        owner[r, o, w] = -1
-                        alloc_o[r, i, v] = -1
-                        alloc_w[r, i, v] = -1
-            # malformed flits (the RTL's rule, docs/microarchitecture.md): an input port that sent
-            # nothing in this cycle pops the front flit of its lowest VC whose front is malformed
-            # (a bad head; a body/tail at a VC holding no output VC, from start-of-cycle state: a
-            # port that sent nothing had none of its VCs changed by SA) and returns its credit.
-            # Only garbage flits can be malformed in the model.
-            if r_garbage[r] > 0:
-                for i in range(P):
-                    if in_done[i]:
-                        continue
-                    for v in range(V):
-                        if f_cnt[r, i, v] == 0:
-                            continue
-                        pos = f_head[r, i, v]
-                        seq = f_seq[r, i, v, pos]
-                        if seq >= 0 or (seq < -1 - G_BAD_EP and alloc_o[r, i, v] >= 0):
-                            continue
-                        f_head[r, i, v] = (pos + 1) % B
-                        f_cnt[r, i, v] -= 1
-                        router_flits[r] -= 1
-                        r_garbage[r] -= 1
-                        g_drop[f_pkt[r, i, v, pos]] = t
-                        counters[4] += 1
-                        moved = True
-                        sc = (t + CL) % RING
-                        kc = c_cnt[sc]
-                        if i < R:
-                            c_r[sc, kc] = nbr_r[r, i]
-                            c_p[sc, kc] = nbr_p[r, i]
-                        else:
-                            c_r[sc, kc] = ep_first[r] + (i - R)
-                            c_p[sc, kc] = -1
-                        c_v[sc, kc] = v
-                        c_cnt[sc] = kc + 1
-                        break
-            # apply VA grants (visible from t + 1)
-            if SEP == 1:
-                for i in range(P):
-                    v = sep_pipe[r, 3, i, 0]
-                    if v >= 0:             # the grant back across the router: allocated
-                        alloc_o[r, i, v] = sep_pipe[r, 3, i, 1]
-                        alloc_w[r, i, v] = sep_pipe[r, 3, i, 2]
-                        moved = True
-                    v = sep_new[1, i, 0]
-                    if v >= 0:             # granted at its output VC this cycle: busy from t + 1
-                        owner[r, sep_new[1, i, 1], sep_new[1, i, 2]] = i * V + v
-                for k in range(3, 0, -1):
-                    for i in range(P):
-                        for x in range(3):
-                            sep_pipe[r, k, i, x] = sep_pipe[r, k - 1, i, x] if k != 2 else sep_new[1, i, x]
-                for i in range(P):
-                    for x in range(3):
-                        sep_pipe[r, 0, i, x] = sep_new[0, i, x]
-                continue
-            for k in range(narb):
-                ov = arb_o[k] * V + arb_w[k]
-                if best_k[ov] == k:
-                    iv = arb_in[k]
-                    owner[r, arb_o[k], arb_w[k]] = iv
-                    alloc_o[r, iv // V, iv % V] = arb_o[k]
-                    alloc_w[r, iv // V, iv % V] = arb_w[k]
-                    va_ptr[r, arb_o[k], arb_w[k]] = (iv + 1) % NV
-                    moved = True
-            for k in range(narb):
-                best_k[arb_o[k] * V + arb_w[k]] = -1
-        # ---- watchdog -------------------------------------------------------------------------
-        if moved:
-            counters[2] = 0
-            counters[3] = t
-        elif counters[0] > counters[1] or counters[5] > counters[4]:
-            counters[2] += 1
-            if counters[2] >= watchdog:
-                return DEADLOCK, t
+                _separable_va(r, cfg, rt, vtmp, narb)
+            status, sent = switch_allocate(r, t, cfg, tables, rt, world, stmp)
+            if status != OK:
+                return status, t
+            dropped = rt.inputs.r_garbage[r] > 0 and drop_malformed(r, t, cfg, tables, rt.inputs, world, stmp)
+            granted = apply_va(r, cfg, rt, vtmp, narb)
+            moved = moved or sent or dropped or granted
+        if watchdog(t, cfg, world.obs, moved):
+            return DEADLOCK, t
     return OK, t1
+
+
+@nb.njit(cache=True)
+def run_cycles(t0, t1, cfg, tables, rt, world, skip=-1):
+    """Advance cycles [t0, t1) -> (status, cycle). Per cycle: link and credit arrivals, new
+    packets and garbage into the endpoints' queues, injection; then router by router (all from
+    the state at the start of the cycle): the registered VC choice, RC and the VC choice, VC
+    allocation, switch allocation with traversal and credit return, the drop of malformed flits,
+    the VC grants; last the watchdog. Router `skip` (>= 0) is simulated elsewhere
+    (`sim.external`): its stages do not run here, and the caller takes the flits and credits
+    bound for it out of the delay lines before they are due."""
+    return _run_cycles(t0, t1, cfg, tables, rt, world, _scratch(cfg.P, cfg.V), skip)
+
+
+@nb.njit(cache=True)
+def _choose(r, cin, step, src_r, dst_r, inter, phase, mode, R, V, B, nbr_r, dist, nexthop, credits, owner, pen, C,
+            crange):
+    """`choose_vc` with the flat arguments of its former signature (tests/test_sim.py calls it so)."""
+    cfg = Config(mode=mode, R=R, P=R, V=V, B=B, L=1, link_latency=1, credit_latency=1, watchdog=1, classes=C,
+                 alloc_iters=1, va_stages=1, sa_stages=1, st_stage=0, va_separable=0, va_choice_stage=0)
+    unused = np.zeros(1, dtype=np.int64)
+    tables = Tables(nbr_r=nbr_r, nbr_p=nbr_r, cstep=np.zeros((1, 1, 1), dtype=np.int64), vcls=unused, crange=crange,
+                    dist=dist, nexthop=nexthop, pen=pen, ep_first=unused, ep_router=unused)
+    return choose_vc(r, cin, step, (src_r, dst_r, inter, phase), cfg, tables, credits, owner)

@@ -13,6 +13,7 @@ destinations, creation cycles) is the same with and without it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 
 import numpy as np
 
@@ -59,7 +60,7 @@ class NetworkSim:
         self.net, self.params, self.load, self.seed = net, params, float(load), seed
         self.routing_name = routing
         self.rng = np.random.default_rng(seed)
-        V, B, L = params.vcs, params.depth, params.packet_flits
+        V, B = params.vcs, params.depth
         # routing_logic decides the VC need and checks deadlock freedom of (routing, VCs)
         self.routing = routing_obj or make_routing(routing, net, vc_policy=vc_policy, **self._routing_params(routing, V, B))
         if self.routing.num_vcs > V:
@@ -70,93 +71,57 @@ class NetworkSim:
         R = int(net.ports.max())
         self.R = R
         pr, pp = net.peer_table()
-        self.nbr_r = np.full((n, R), -1, dtype=np.int64)
-        self.nbr_p = np.full((n, R), -1, dtype=np.int64)
+        nbr_r = np.full((n, R), -1, dtype=np.int64)
+        nbr_p = np.full((n, R), -1, dtype=np.int64)
         rows = net.port_router.astype(np.int64)
         cols = np.arange(len(net.peer)) - net.offsets[rows]
-        self.nbr_r[rows, cols] = pr
-        self.nbr_p[rows, cols] = pp
+        nbr_r[rows, cols] = pr
+        nbr_p[rows, cols] = pp
         # class steps per (router, input port, network output port); 0 at local inputs
-        self.cstep = np.zeros((n, R + int(net.endpoints.max()), R), dtype=np.int64)
-        self.cstep[:, :R, :] = self.routing.class_steps()
+        cstep = np.zeros((n, R + int(net.endpoints.max()), R), dtype=np.int64)
+        cstep[:, :R, :] = self.routing.class_steps()
         # the class of each VC and the VC range of each class (the VC policy's table)
         policy = self.routing.vc_policy.for_vcs(V, self.vc_classes)
-        self.vcls = np.asarray(policy.vc_class_table(), dtype=np.int64)
-        self.crange = np.asarray(policy.class_ranges(), dtype=np.int64)
-        self.dist = distance_matrix(net)
-        if (self.dist == 255).any():
+        vcls = np.asarray(policy.vc_class_table(), dtype=np.int64)
+        crange = np.asarray(policy.class_ranges(), dtype=np.int64)
+        dist = distance_matrix(net)
+        if (dist == 255).any():
             raise ParameterError("network: not connected")
         if self.mode == engine.NEXTHOP:
-            self.nexthop = polarstar_nexthop_table(self.routing, n)
+            nexthop = polarstar_nexthop_table(self.routing, n)
         else:
-            self.nexthop = np.zeros((1, 1), dtype=np.int64)
+            nexthop = np.zeros((1, 1), dtype=np.int64)
         pen = getattr(self.routing, "_pen", None)
-        self.pen = np.asarray(pen if pen is not None else np.zeros(5), dtype=np.int64)
+        pen = np.asarray(pen if pen is not None else np.zeros(5), dtype=np.int64)
         eps = net.endpoints.astype(np.int64)
         self.p_max = int(eps.max())
-        self.ep_first = np.concatenate([[0], np.cumsum(eps)])
-        self.E = int(self.ep_first[-1])
-        self.ep_router = np.repeat(np.arange(n), eps)
+        ep_first = np.concatenate([[0], np.cumsum(eps)])
+        self.E = int(ep_first[-1])
+        ep_router = np.repeat(np.arange(n), eps)
+        self.tables = engine.Tables(nbr_r=nbr_r, nbr_p=nbr_p, cstep=cstep, vcls=vcls, crange=crange, dist=dist,
+                                    nexthop=nexthop, pen=pen, ep_first=ep_first, ep_router=ep_router)
         self.pattern = make_pattern(traffic, net, self.rng)
         self.active = self.pattern.active()
         P = R + self.p_max
         self.P = P
-        self.f_pkt = np.zeros((n, P, V, B), dtype=np.int32)
-        self.f_seq = np.zeros((n, P, V, B), dtype=np.int16)
-        self.f_head = np.zeros((n, P, V), dtype=np.int64)
-        self.f_cnt = np.zeros((n, P, V), dtype=np.int64)
-        self.alloc_o = np.full((n, P, V), -1, dtype=np.int64)
-        self.alloc_w = np.full((n, P, V), -1, dtype=np.int64)
-        self.owner = np.full((n, P, V), -1, dtype=np.int64)
-        self.credits = np.full((n, P, V), B, dtype=np.int64)
-        self.va_ptr = np.zeros((n, P, V), dtype=np.int64)
-        self.pend_o = np.full((n, P * V), -1, dtype=np.int64)
-        self.pend_w = np.full((n, P * V), -1, dtype=np.int64)
-        self.nom = np.full((n, P), -1, dtype=np.int64)
-        self.gnt = np.full((n, P), -1, dtype=np.int64)      # sa_stages = 3: last cycle's SA grants
-        self.in_ptr = np.zeros((n, P), dtype=np.int64)
-        self.out_ptr = np.zeros((n, P), dtype=np.int64)
-        self.sep_cnt = np.zeros((n, P, V), dtype=np.int64)
-        self.sep_ptr = np.zeros((n, P), dtype=np.int64)
-        self.sep_pipe = np.full((n, 4, P, 3), -1, dtype=np.int64)
-        # va_choice_stage = 1: the output state the VC choice reads, a cycle old ("taken" before
-        # the first cycle, as the RTL's register after reset says nothing is free)
-        self.ch_owner = np.zeros((n, 2, R, V), dtype=np.int64)
-        self.ch_cred = np.zeros((n, 2, R, V), dtype=np.int64)
-        self.ep_credit = np.full((self.E, V), B, dtype=np.int64)
-        self.ep_vc = np.zeros(self.E, dtype=np.int64)
-        self.q_head = np.full(self.E, -1, dtype=np.int64)
-        self.q_tail = np.full(self.E, -1, dtype=np.int64)
-        self.q_sent = np.zeros(self.E, dtype=np.int64)
-        self.router_flits = np.zeros(n, dtype=np.int64)
+        # the engine's state (sim.engine): per-router units, delay lines, endpoints, observations;
+        # packets and garbage are tables of this class that grow (_alloc_packets, _alloc_garbage)
+        self.config = engine.make_config(params, self.mode, R, P, self.vc_classes)
+        self.routers = engine.new_routers(n, R, P, V, B)
         ring = max(params.link_latency + params.st_stage, params.credit_latency) + 1
-        cap = n * P + self.E + 1
-        self.a_cnt = np.zeros(ring, dtype=np.int64)
-        self.a_r, self.a_p, self.a_v, self.a_pkt, self.a_seq = (np.zeros((ring, cap), dtype=np.int64) for _ in range(5))
-        self.c_cnt = np.zeros(ring, dtype=np.int64)
-        self.c_r, self.c_p, self.c_v = (np.zeros((ring, cap), dtype=np.int64) for _ in range(3))
-        # [injected flits, ejected flits, idle cycles, last move cycle, malformed flits dropped,
-        #  garbage flits sent]
-        self.counters = np.zeros(6, dtype=np.int64)
-        self.eject_hist = np.zeros(64, dtype=np.int64)
-        self.trace = np.zeros((trace, 4), dtype=np.int64)
-        self.trace_len = np.zeros(1, dtype=np.int64)
-        # endpoint events (engine.EV_INJECT / EV_CREDIT rows), for replaying the endpoints' side
-        self.etrace = np.zeros((endpoint_trace, 6), dtype=np.int64)
-        self.etrace_len = np.zeros(1, dtype=np.int64)
+        self.links = engine.new_links(ring, n * P + self.E + 1)
+        self.endpoints = engine.new_endpoints(self.E, V, B)
+        self.obs = engine.new_observed(trace, endpoint_trace)
         self.samples_k = getattr(self.routing, "samples", 1)
         self.num_packets = 0
         self.abandoned_packets = 0          # stop_sources: created, never to be injected
         self._pending = np.zeros((0, 3), dtype=np.int64)
         self._alloc_packets(1024)
         # garbage flits (add_garbage): per id endpoint, kind, creation cycle, queue link, cycle
-        # sent and cycle dropped (-1: not yet); due garbage queues per endpoint; garbage flits in
-        # each router's buffers
+        # sent and cycle dropped (-1: not yet); the due garbage queues per endpoint are in
+        # self.endpoints, the garbage flits in each router's buffers in self.routers.inputs
         self.num_garbage = 0
         self._alloc_garbage(16)
-        self.gq_head = np.full(self.E, -1, dtype=np.int64)
-        self.gq_tail = np.full(self.E, -1, dtype=np.int64)
-        self.r_garbage = np.zeros(n, dtype=np.int64)
         self._g_pending = np.zeros(0, dtype=np.int64)        # ids not yet handed to the engine
         self._g_routers = set()
         self.cycle = 0
@@ -325,18 +290,11 @@ class NetworkSim:
             t1 = min(end, self.cycle + chunk)
             gt, gp = self._generate(self.cycle, t1)
             ggt, ggp = self._due_garbage(self.cycle, t1)
-            status, t = engine.run_cycles(
-                self.cycle, t1, self.mode, self.R, p.vcs, p.depth, p.packet_flits, p.link_latency,
-                p.credit_latency, p.watchdog, self.vc_classes, p.alloc_iters, p.va_stages, p.sa_stages, p.st_stage, p.va_separable, p.va_choice_stage, self.nbr_r, self.nbr_p, self.cstep, self.vcls, self.crange, self.dist, self.nexthop, self.pen,
-                self.ep_first, self.ep_router, self.f_pkt, self.f_seq, self.f_head, self.f_cnt, self.alloc_o,
-                self.alloc_w, self.owner, self.credits, self.va_ptr, self.pend_o, self.pend_w, self.nom, self.gnt, self.in_ptr, self.out_ptr,
-                self.sep_cnt, self.sep_ptr, self.sep_pipe, self.ch_owner, self.ch_cred, self.ep_credit, self.ep_vc,
-                self.q_head, self.q_tail, self.q_sent, self.router_flits, self.pk_src, self.pk_dst, self.pk_ctime,
-                self.pk_hops, self.pk_inter, self.pk_phase, self.pk_decided, self.pk_next, self.pk_eseq,
-                self.pk_done, self.samples, gt, gp, len(gt), self.a_cnt, self.a_r, self.a_p, self.a_v,
-                self.a_pkt, self.a_seq, self.c_cnt, self.c_r, self.c_p, self.c_v, self.counters,
-                self.eject_hist, self.trace, self.trace_len, self.etrace, self.etrace_len, self.g_ep, self.g_kind, self.g_next, self.g_sent,
-                self.g_drop, self.gq_head, self.gq_tail, self.r_garbage, ggt, ggp, len(ggt), skip)
+            world = engine.World(self.links, self.endpoints,
+                                 engine.Packets(*(getattr(self, f) for f in engine.Packets._fields)),
+                                 engine.Garbage(*(getattr(self, f) for f in engine.Garbage._fields)),
+                                 engine.Arrivals(gt, gp, ggt, ggp), self.obs)
+            status, t = engine.run_cycles(self.cycle, t1, self.config, self.tables, self.routers, world, skip)
             if status == engine.DEADLOCK:
                 raise DeadlockDetected(f"deadlock: no flit moved for {p.watchdog} cycles with "
                                        f"{self.in_flight} flits in flight (cycle {t}, routing {self.routing_name}, "
@@ -412,6 +370,16 @@ class NetworkSim:
         k = self.num_packets
         return {"src": self.pk_src[:k], "dst": self.pk_dst[:k], "created": self.pk_ctime[:k],
                 "done": self.pk_done[:k], "hops": self.pk_hops[:k], "eseq": self.pk_eseq[:k]}
+
+
+# The engine's arrays by their flat names (sim.credits, sim.a_cnt, ...: sim.external and the tests
+# read them): read-only properties over the fields of the structures that hold them.
+for _path, _struct in (("tables", engine.Tables), ("routers.inputs", engine.InputUnits),
+                       ("routers.va", engine.VCAllocator), ("routers.sa", engine.SwitchAllocator),
+                       ("routers.outputs", engine.OutputUnits), ("links", engine.Links),
+                       ("endpoints", engine.Endpoints), ("obs", engine.Observed)):
+    for _name in _struct._fields:
+        setattr(NetworkSim, _name, property(attrgetter(f"{_path}.{_name}"), doc=f"engine state: {_path}.{_name}"))
 
 
 def polarstar_nexthop_table(routing, n: int) -> np.ndarray:
