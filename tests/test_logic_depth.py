@@ -135,5 +135,5 @@ def test_abc_depth_script_keeps_short_paths_short(tmp_path):
         subprocess.run([env["YOSYS"], "-q", "-s", f"{abc}.ys"], cwd=tmp_path, env=env, check=True)
         eps = {e.name: e for e in census(str(tmp_path / f"{abc}.json"))}
         # the grant register drives the output port, so its group takes the port's name
-        levels[abc] = max(sum(t == "LUT4" for _, t, _ in eps[g].path) for g in ("o", "arb.pick.mask"))
+        levels[abc] = max(sum(t == "LUT4" for _, t, _ in eps[g].path) for g in ("o", "arb.mask"))
     assert levels["depth"] <= 4 < 6 <= levels["default"], levels

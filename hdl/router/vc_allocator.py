@@ -56,8 +56,11 @@ def argmin_flat(m, leaves, name, less, ob, wb):
     later_less = {}          # "later leaf a below earlier leaf b", once per pair: both leaves read it
     for a in range(n):
         for b in range(a):
-            lt = Signal(name=f"{name}_lt{a}_{b}")
-            m.d.comb += lt.eq(less(a, b))
+            lt = less(a, b)
+            if not isinstance(lt, Signal):
+                lt_ = Signal(name=f"{name}_lt{a}_{b}")
+                m.d.comb += lt_.eq(lt)
+                lt = lt_
             later_less[a, b] = lt
     valid = Signal(n, name=f"{name}_valid")
     m.d.comb += valid.eq(Cat(*[x[0] for x in leaves]))
@@ -152,9 +155,7 @@ class VCAllocator(wiring.Component):
             pc = [(o, self.vcmap.next_class(iv, o)) for o in range(R)]
 
             def less(a, b):
-                if cfg.params.va_choice_stage:
-                    return key_less(pc[a], pc[b])
-                return leaves[a][1] < leaves[b][1]
+                return key_less(pc[a], pc[b])
             nv, no, nw = argmin_flat(m, leaves, f"va_{i}_{v}", less, ob, wb)
         # ejection: the lowest free VC of local port R + dst_ep
         local_free = [~self.busy[R + e] for e in range(cfg.p)]
@@ -168,17 +169,21 @@ class VCAllocator(wiring.Component):
                      rw.eq(Mux(eject, lw, nw))]
         return rv, ro, rw
 
-    def _key_less(self, m, loaded):
-        """key_less(a, b): best key of (port, class) a < that of b, with the registered choice: a
-        register loaded with the comparison of the values the two keys are loaded with (the same
-        bit, also after reset: both keys reset to 0), so the input VCs' choice over the ports
-        starts at its comparisons instead of computing them."""
+    def _key_less(self, m, best, loaded):
+        """key_less(a, b): best key of (port, class) a < that of b, one signal per pair, which
+        every input VC whose hops through those ports have those classes reads. With the
+        registered choice a register loaded with the comparison of the values the two keys are
+        loaded with (the same bit, also after reset: both keys reset to 0), so the input VCs'
+        choice over the ports starts at its comparisons instead of computing them."""
         cache = {}
 
         def key_less(a, b):
             if (a, b) not in cache:
                 lt = Signal(name=f"vbest_lt_{a[0]}_{a[1]}_{b[0]}_{b[1]}")
-                m.d.sync += lt.eq(loaded[a] < loaded[b])
+                if self.cfg.params.va_choice_stage:
+                    m.d.sync += lt.eq(loaded[a] < loaded[b])
+                else:
+                    m.d.comb += lt.eq(best[a][1] < best[b][1])
                 cache[a, b] = lt
             return cache[a, b]
         return key_less
@@ -240,7 +245,7 @@ class VCAllocator(wiring.Component):
         cfg, P, V = self.cfg, self.cfg.P, self.cfg.V
         self.key_bits = max(1, (cfg.params.depth + (1 << cfg.prio_bits) - 1).bit_length())   # occupancy + priority
         best, loaded = self._best_per_class(m)
-        key_less = self._key_less(m, loaded)
+        key_less = self._key_less(m, best, loaded)
         req = [self._choose(m, i, v, best, key_less) for i in range(P) for v in range(V)]
         won_any = [Signal(name=f"va_granted_{iv // V}_{iv % V}") for iv in range(P * V)]
         if cfg.params.va_stages == 2:
