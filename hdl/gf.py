@@ -27,9 +27,11 @@ def bits(n: int) -> int:
 def rom(values, index, width: int | None = None):
     """Constant table lookup `values[index]`, out-of-range entries reading 0.
 
-    Written as one shift of a constant (each entry padded to a power-of-two width, so the offset
-    is the index with zeros below it): one line of Verilog and no `always` block per table, where
-    an `Array` of constants is a case statement of two lines per entry."""
+    Written as a bit selection from a constant (each entry padded to a power-of-two width, so the
+    offset is the index with zeros below it): one line of Verilog and no `always` block per
+    table, where an `Array` of constants is a case statement of two lines per entry. Not a shift
+    of the whole table and a slice: its output would be as wide as the table, each bit depending
+    on every table bit (Amaranth's netlist checks walk all those edges)."""
     values = [int(v) for v in values]
     if width is None:
         width = max(1, max(values + [0]).bit_length())
@@ -39,8 +41,9 @@ def rom(values, index, width: int | None = None):
     slot = 1 << (width - 1).bit_length()
     packed = sum((v & ((1 << width) - 1)) << (k * slot) for k, v in enumerate(values))
     table = Const(packed, len(values) * slot)
-    shift = Cat(Const(0, (slot - 1).bit_length()), index) if slot > 1 else index
-    return (table >> shift)[:width]
+    offset = Cat(Const(0, (slot - 1).bit_length()), index) if slot > 1 else index
+    # bit_select: `width` bits at `offset` (a shift of the constant, no multiply); out of range: 0
+    return table.bit_select(offset, width)
 
 
 def const_mul(x, c: int):

@@ -18,7 +18,6 @@ from contract.flit import index_bits
 
 from ..arbiter import RoundRobinArbiter, lowest_set_bit, one_hot_index, one_hot_select
 from ..delay import register as _reg
-from ..gf import index2
 from ..separable_va import separable_va
 
 
@@ -197,11 +196,14 @@ class VCAllocator(wiring.Component):
         cfg, P, V = self.cfg, self.cfg.P, self.cfg.V
         NV = P * V
         arb_valid, arb_o, arb_w = requests
-        req_onehot = []
+        # each request decoded: its output port and VC one-hot (an output VC's arbiter ANDs a bit of each)
+        o_hot, w_hot = [], []
         for iv in range(NV):
-            s = Signal(NV, name=f"req_oh_{iv}")
-            m.d.comb += s.eq(Mux(arb_valid[iv], Const(1, NV) << index2(arb_o[iv], arb_w[iv], V), 0))
-            req_onehot.append(s)
+            oh, wh = Signal(P, name=f"req_port_{iv}"), Signal(V, name=f"req_vc_{iv}")
+            m.d.comb += [oh.eq(Cat(*[arb_valid[iv] & (arb_o[iv] == o) for o in range(P)])),
+                         wh.eq(Cat(*[arb_w[iv] == w for w in range(V)]))]
+            o_hot.append(oh)
+            w_hot.append(wh)
         stale = cfg.params.va_stages == 2 or cfg.params.va_choice_stage
         taken = [[None] * V for _ in range(P)]
         grant_of = {}
@@ -210,7 +212,7 @@ class VCAllocator(wiring.Component):
                 cand = [iv for iv, _ in self.vcmap.holders.get((o, w), [])]
                 arb = RoundRobinArbiter(len(cand))
                 m.submodules[f"va_arb_{o}_{w}"] = arb
-                m.d.comb += [arb.requests.eq(Cat(*[req_onehot[iv][o * V + w] for iv in cand])),
+                m.d.comb += [arb.requests.eq(Cat(*[o_hot[iv][o] & w_hot[iv][w] for iv in cand])),
                              arb.commit_grant.eq(arb.grant)]
                 grant, taken[o][w] = arb.grant, arb.valid
                 if stale:
