@@ -68,13 +68,14 @@ def test_replay_matches_model_with_garbage_and_drain(engine, threads):
     assert 0 < rep["max_network_latency"] <= rep["max_packet_latency"]
 
 
+# CI: 4,000 cycles of each routing (a Verilator build each, 20-40 s); the full tier 20,000
+CYCLES_104 = 20000 if tiers.FULL else 4000
+
+
 @pytest.mark.parametrize("routing,vcs,load,cycles", [
     # VCs as tests/test_cocotb_network.py: 4, or for Polarized the fewest its CDG accepts here (8);
-    # loads just past each routing's saturation (accepted ~0.66 min, ~0.62 PolarStar, ~0.47 Polarized);
-    # each a Verilator build of its own (1-3 min) and 20,000 cycles: the PSTAR_COSIM=full tier, for
-    # the CI budget (CI replays the 26-router network above)
-    pytest.param("polarstar", 4, 0.7, 20000, marks=FULL_ONLY), pytest.param("min", 4, 0.7, 20000, marks=FULL_ONLY),
-    pytest.param("polarized", 8, 0.6, 20000, marks=FULL_ONLY)])
+    # loads just past each routing's saturation (accepted ~0.66 min, ~0.62 PolarStar, ~0.47 Polarized)
+    ("polarstar", 4, 0.7, CYCLES_104), ("min", 4, 0.7, CYCLES_104), ("polarized", 8, 0.6, CYCLES_104)])
 def test_replay_104_routers_near_saturation(routing, vcs, load, cycles):
     """The 104-router network (208 endpoints), 20,000 cycles of uniform traffic near saturation: every ejected flit, credit and cycle matches the model (netlist engine; the cocotb
     lockstep of the same configurations is the PSTAR_COSIM=full tier of test_cocotb_network.py)."""
