@@ -15,17 +15,18 @@ by position:
   this call), `Observed` (counters, hop histogram, ejection and endpoint-event traces);
 * `Scratch`: the temporaries of the router being computed.
 
-`run_cycles(t0, t1, cfg, tables, rt, world)` (`rt`: the `Routers`) runs, per cycle: `deliver_flits` and
-`deliver_credits` (link arrivals), `join_queues` and `inject` (endpoints), then router by router
-`load_choice_register`, `route_heads` (RC and the VC choice of each waiting head: `choose_vc`),
-`va_requests` and `central_va` or `_separable_va` (VC allocation), `switch_allocate` (input and
-output arbiters, iterations, the pipelined SA; each grant sends through `send_flit`: traversal,
-credit return, output unit, ejection), `drop_malformed`, `apply_va` (the VC grants); last the
-`watchdog`. Every router stage reads the state at the start of the cycle, as the contract says;
-the order of the routers is only the order in which they append to the delay lines and traces.
-Routing candidates come from the data `routing_logic` uses (the all-pairs distance table, or
-its arithmetic PolarStar next-hop table); `tests/test_sim.py::test_engine_choice_equals_routing_logic`
-checks `choose_vc` against `routing_logic` candidate by candidate.
+`run_cycles(t0, t1, cfg, tables, rt, world, tmp)` (`rt`: the `Routers`, `tmp`: a `Scratch`)
+runs, per cycle: `deliver_flits` and `deliver_credits` (link arrivals), `join_queues` and
+`inject` (endpoints), then router by router `load_choice_register`, `route_heads` (RC and the VC
+choice of each waiting head: `choose_vc`), `va_requests` and `central_va` or `_separable_va` (VC
+allocation), `switch_allocate` (input and output arbiters, iterations, the pipelined SA; each
+grant sends through `send_flit`: traversal, credit return, output unit, ejection),
+`drop_malformed`, `apply_va` (the VC grants); last the `watchdog`. Every router stage reads
+the state at the start of the cycle, as the contract says; the order of the routers is only the
+order in which they append to the delay lines and traces. Routing candidates come from the data
+`routing_logic` uses (the all-pairs distance table, or its arithmetic PolarStar next-hop table);
+`tests/test_sim.py::test_engine_choice_equals_routing_logic` checks `choose_vc` against
+`routing_logic` candidate by candidate.
 
 The stage functions are compiled without Numba's reference counting (`_stage`, see there), and
 the engine is one file on purpose: Numba's cache is invalidated by the file of the cached
@@ -58,9 +59,10 @@ EV_INJECT, EV_CREDIT = 0, 1        # endpoint event kinds (etrace)
 
 # Numba options of the stage functions: no reference counting (they allocate nothing and return no
 # array; NRT's atomic counts on the arrays of every structure passed to a call made the engine
-# 4-5 times slower) and no CPython wrapper (only compiled code calls them). run_cycles, called from
-# Python, keeps both and allocates the Scratch; a function with reference counting must not take
-# an array returned by one of these (it would release a reference it never got).
+# 4-5 times slower) and no CPython wrapper (only compiled code calls them; run_cycles has one).
+# Everything they work on is allocated in Python (new_routers, ..., new_scratch). A function with
+# reference counting must not take an array returned by one of these (it would release a
+# reference it never got).
 _stage = nb.njit(cache=True, _nrt=False, no_cpython_wrapper=True)
 _inline = nb.njit(cache=True, inline="always", _nrt=False, no_cpython_wrapper=True)
 
@@ -265,7 +267,7 @@ class SAScratch(NamedTuple):
 
 
 class Scratch(NamedTuple):
-    """The temporaries of the router being computed (run_cycles allocates them per call)."""
+    """The temporaries of the router being computed (new_scratch, for each run_cycles call)."""
     va: VAScratch
     sa: SAScratch
 
@@ -318,16 +320,15 @@ def new_observed(trace: int, endpoint_trace: int) -> Observed:
                     trace_len=_filled(1, 0), etrace=_filled((endpoint_trace, 6), 0), etrace_len=_filled(1, 0))
 
 
-@nb.njit(cache=True, no_cpython_wrapper=True)
-def _scratch(P, V):
+def new_scratch(P: int, V: int) -> Scratch:
+    """Fresh temporaries for one run_cycles call (-1: nothing chosen)."""
     NV = P * V
-    i64 = np.int64
-    vtmp = VAScratch(req_in=np.empty(NV, i64), req_o=np.empty(NV, i64), req_w=np.empty(NV, i64),
-                     arb_in=np.empty(NV, i64), arb_o=np.empty(NV, i64), arb_w=np.empty(NV, i64),
-                     best_k=np.full(NV, -1, i64), sep_new=np.full((2, P, 3), -1, i64))
-    stmp = SAScratch(in_choice=np.empty(P, i64), best_in=np.full(P, -1, i64), in_done=np.zeros(P, np.bool_),
-                     out_done=np.zeros(P, np.bool_), out_list=np.empty(P, i64), snd_i=np.empty(P, i64),
-                     snd_v=np.empty(P, i64))
+    vtmp = VAScratch(req_in=_filled(NV, -1), req_o=_filled(NV, -1), req_w=_filled(NV, -1), arb_in=_filled(NV, -1),
+                     arb_o=_filled(NV, -1), arb_w=_filled(NV, -1), best_k=_filled(NV, -1),
+                     sep_new=_filled((2, P, 3), -1))
+    stmp = SAScratch(in_choice=_filled(P, -1), best_in=_filled(P, -1), in_done=_filled(P, False, np.bool_),
+                     out_done=_filled(P, False, np.bool_), out_list=_filled(P, -1), snd_i=_filled(P, -1),
+                     snd_v=_filled(P, -1))
     return Scratch(va=vtmp, sa=stmp)
 
 
@@ -531,16 +532,15 @@ def deliver_flits(t, cfg, inputs, links):
 
 
 @_stage
-def deliver_credits(t, outputs, world):
+def deliver_credits(t, outputs, endpoints, links, obs):
     """The credits due in cycle t are counted by their output VCs and endpoints."""
-    links = world.links
     slot = t % links.c_cnt.shape[0]
     for k in range(links.c_cnt[slot]):
         r = links.c_r[slot, k]
         p = links.c_p[slot, k]
         if p < 0:
-            world.endpoints.ep_credit[r, links.c_v[slot, k]] += 1   # r is an endpoint id here
-            _log_event(world.obs, EV_CREDIT, t, r, links.c_v[slot, k], -1, 0)
+            endpoints.ep_credit[r, links.c_v[slot, k]] += 1   # r is an endpoint id here
+            _log_event(obs, EV_CREDIT, t, r, links.c_v[slot, k], -1, 0)
         else:
             outputs.credits[r, p, links.c_v[slot, k]] += 1
     links.c_cnt[slot] = 0
@@ -583,10 +583,9 @@ def _endpoint_send(t, e, v, ident, seq, cfg, tables, world):
 
 
 @_stage
-def join_queues(t, gi, ggi, world):
+def join_queues(t, gi, ggi, arrivals, packets, garbage, ep):
     """Packets (then garbage) created in cycle t join their endpoint's source (garbage) queue;
-    gi, ggi: the next entries of world.arrivals. Returns the new gi, ggi."""
-    ep, packets, garbage, arrivals = world.endpoints, world.packets, world.garbage, world.arrivals
+    gi, ggi: the next entries of `arrivals`. Returns the new gi, ggi."""
     while gi < arrivals.gen_time.shape[0] and arrivals.gen_time[gi] == t:
         pk = arrivals.gen_pk[gi]
         e = packets.pk_src[pk]
@@ -618,34 +617,34 @@ def inject(t, cfg, tables, world):
     for e in range(tables.ep_router.shape[0]):
         g = ep.gq_head[e]
         if g >= 0 and ep.q_sent[e] == 0:
-            best = _most_credits(ep.ep_credit, e, cfg.V)
-            if ep.ep_credit[e, best] <= 0:
+            v = _most_credits(ep.ep_credit, e, cfg.V)
+            if ep.ep_credit[e, v] <= 0:
                 continue
-            _endpoint_send(t, e, best, g, -1 - garbage.g_kind[g], cfg, tables, world)
+            ident, seq = g, -1 - garbage.g_kind[g]
             counters[5] += 1
-            moved = True
             garbage.g_sent[g] = t
             ep.gq_head[e] = garbage.g_next[g]
             if ep.gq_head[e] < 0:
                 ep.gq_tail[e] = -1
-            continue
-        pk = ep.q_head[e]
-        if pk < 0:
-            continue
-        if ep.q_sent[e] == 0:
-            ep.ep_vc[e] = _most_credits(ep.ep_credit, e, cfg.V)
-        v = ep.ep_vc[e]
-        if ep.ep_credit[e, v] <= 0:
-            continue
-        _endpoint_send(t, e, v, pk, ep.q_sent[e], cfg, tables, world)
-        counters[0] += 1
+        else:
+            pk = ep.q_head[e]
+            if pk < 0:
+                continue
+            if ep.q_sent[e] == 0:
+                ep.ep_vc[e] = _most_credits(ep.ep_credit, e, cfg.V)
+            v = ep.ep_vc[e]
+            if ep.ep_credit[e, v] <= 0:
+                continue
+            ident, seq = pk, ep.q_sent[e]
+            counters[0] += 1
+            ep.q_sent[e] += 1
+            if ep.q_sent[e] == cfg.L:
+                ep.q_sent[e] = 0
+                ep.q_head[e] = packets.pk_next[pk]
+                if ep.q_head[e] < 0:
+                    ep.q_tail[e] = -1
+        _endpoint_send(t, e, v, ident, seq, cfg, tables, world)
         moved = True
-        ep.q_sent[e] += 1
-        if ep.q_sent[e] == cfg.L:
-            ep.q_sent[e] = 0
-            ep.q_head[e] = packets.pk_next[pk]
-            if ep.q_head[e] < 0:
-                ep.q_tail[e] = -1
     return moved
 
 
@@ -929,11 +928,10 @@ def apply_va(r, cfg, rt, vtmp, narb):
 # ---- switch allocation ----------------------------------------------------------------------------
 
 @_inline
-def _can_send(r, i, v, spare, cfg, rt):
+def _can_send(r, i, v, spare, R, inputs, credits):
     """Input VC v of port i holds an output VC and has more than `spare` flits and credits."""
-    o = rt.inputs.alloc_o[r, i, v]
-    return o >= 0 and rt.inputs.f_cnt[r, i, v] > spare and \
-        (o >= cfg.R or rt.outputs.credits[r, o, rt.inputs.alloc_w[r, i, v]] > spare)
+    o = inputs.alloc_o[r, i, v]
+    return o >= 0 and inputs.f_cnt[r, i, v] > spare and (o >= R or credits[r, o, inputs.alloc_w[r, i, v]] > spare)
 
 
 @_stage
@@ -957,7 +955,7 @@ def _input_stage(r, cfg, rt, stmp):
                 nm += 1
             if SS == 3 and sa.gnt[r, i] == v:
                 nm += 1
-            if not _can_send(r, i, v, nm, cfg, rt) or stmp.out_done[inputs.alloc_o[r, i, v]]:
+            if not _can_send(r, i, v, nm, cfg.R, inputs, rt.outputs.credits) or stmp.out_done[inputs.alloc_o[r, i, v]]:
                 continue
             if nm >= 1 and inputs.f_seq[r, i, v, inputs.f_head[r, i, v]] == cfg.L - 1:
                 continue
@@ -977,7 +975,7 @@ def _take_nominations(r, cfg, rt, stmp):
         v = nom[r, i]
         nom[r, i] = stmp.in_choice[i]
         stmp.in_choice[i] = v
-        if cfg.sa_stages == 2 and v >= 0 and not _can_send(r, i, v, 0, cfg, rt):
+        if cfg.sa_stages == 2 and v >= 0 and not _can_send(r, i, v, 0, cfg.R, rt.inputs, rt.outputs.credits):
             return STALE_NOMINATION
     return OK
 
@@ -1012,7 +1010,7 @@ def _senders(r, cfg, rt, stmp, n_out):
         for i in range(P):
             v = sa.gnt[r, i]
             if v >= 0:
-                if not _can_send(r, i, v, 0, cfg, rt):
+                if not _can_send(r, i, v, 0, cfg.R, rt.inputs, rt.outputs.credits):
                     return STALE_NOMINATION, n_snd
                 stmp.snd_i[n_snd] = i
                 stmp.snd_v[n_snd] = v
@@ -1140,16 +1138,23 @@ def watchdog(t, cfg, obs, moved):
     return False
 
 
-@_stage
-def _run_cycles(t0, t1, cfg, tables, rt, world, tmp, skip):
-    """run_cycles' loop, compiled without reference counting (see _stage)."""
+@nb.njit(cache=True, _nrt=False)
+def run_cycles(t0, t1, cfg, tables, rt, world, tmp, skip=-1):
+    """Advance cycles [t0, t1) -> (status, cycle). Per cycle: link and credit arrivals, new
+    packets and garbage into the endpoints' queues, injection; then router by router (all from
+    the state at the start of the cycle): the registered VC choice, RC and the VC choice, VC
+    allocation, switch allocation with traversal and credit return, the drop of malformed flits,
+    the VC grants; last the watchdog. tmp: a Scratch (new_scratch). Router `skip` (>= 0) is
+    simulated elsewhere (`sim.external`): its stages do not run here, and the caller takes the
+    flits and credits bound for it out of the delay lines before they are due. Compiled like
+    the stages (no reference counting), with the CPython wrapper: Python calls it."""
     vtmp, stmp = tmp.va, tmp.sa
     gi = 0
     ggi = 0
     for t in range(t0, t1):
         deliver_flits(t, cfg, rt.inputs, world.links)
-        deliver_credits(t, rt.outputs, world)
-        gi, ggi = join_queues(t, gi, ggi, world)
+        deliver_credits(t, rt.outputs, world.endpoints, world.links, world.obs)
+        gi, ggi = join_queues(t, gi, ggi, world.arrivals, world.packets, world.garbage, world.endpoints)
         moved = inject(t, cfg, tables, world)
         for r in range(tables.nbr_r.shape[0]):
             if r == skip:
@@ -1174,18 +1179,6 @@ def _run_cycles(t0, t1, cfg, tables, rt, world, tmp, skip):
         if watchdog(t, cfg, world.obs, moved):
             return DEADLOCK, t
     return OK, t1
-
-
-@nb.njit(cache=True)
-def run_cycles(t0, t1, cfg, tables, rt, world, skip=-1):
-    """Advance cycles [t0, t1) -> (status, cycle). Per cycle: link and credit arrivals, new
-    packets and garbage into the endpoints' queues, injection; then router by router (all from
-    the state at the start of the cycle): the registered VC choice, RC and the VC choice, VC
-    allocation, switch allocation with traversal and credit return, the drop of malformed flits,
-    the VC grants; last the watchdog. Router `skip` (>= 0) is simulated elsewhere
-    (`sim.external`): its stages do not run here, and the caller takes the flits and credits
-    bound for it out of the delay lines before they are due."""
-    return _run_cycles(t0, t1, cfg, tables, rt, world, _scratch(cfg.P, cfg.V), skip)
 
 
 @nb.njit(cache=True)

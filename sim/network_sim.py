@@ -290,11 +290,13 @@ class NetworkSim:
             t1 = min(end, self.cycle + chunk)
             gt, gp = self._generate(self.cycle, t1)
             ggt, ggp = self._due_garbage(self.cycle, t1)
-            world = engine.World(self.links, self.endpoints,
-                                 engine.Packets(*(getattr(self, f) for f in engine.Packets._fields)),
-                                 engine.Garbage(*(getattr(self, f) for f in engine.Garbage._fields)),
-                                 engine.Arrivals(gt, gp, ggt, ggp), self.obs)
-            status, t = engine.run_cycles(self.cycle, t1, self.config, self.tables, self.routers, world, skip)
+            world = engine.World(links=self.links, endpoints=self.endpoints,
+                                 packets=engine.Packets(**{f: getattr(self, f) for f in engine.Packets._fields}),
+                                 garbage=engine.Garbage(**{f: getattr(self, f) for f in engine.Garbage._fields}),
+                                 arrivals=engine.Arrivals(gen_time=gt, gen_pk=gp, ggen_time=ggt, ggen_id=ggp),
+                                 obs=self.obs)
+            status, t = engine.run_cycles(self.cycle, t1, self.config, self.tables, self.routers, world,
+                                          engine.new_scratch(self.P, p.vcs), skip)
             if status == engine.DEADLOCK:
                 raise DeadlockDetected(f"deadlock: no flit moved for {p.watchdog} cycles with "
                                        f"{self.in_flight} flits in flight (cycle {t}, routing {self.routing_name}, "

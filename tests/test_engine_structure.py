@@ -41,7 +41,7 @@ def test_every_engine_function_is_short_with_few_parameters():
 def test_run_cycles_takes_structures():
     names = {f.name: f for f in _functions()}
     params = [a.arg for a in names["run_cycles"].args.args]
-    assert params == ["t0", "t1", "cfg", "tables", "rt", "world", "skip"]
+    assert params == ["t0", "t1", "cfg", "tables", "rt", "world", "tmp", "skip"]
 
 
 @pytest.fixture(scope="module")
