@@ -93,7 +93,8 @@ def main():
     for load in a.loads.split(","):
         runs = [_child(CHILD, (load, str(a.cycles))) for _ in range(a.repeat)]
         d = runs[0]
-        print(f"load {d['load']:.2f}: {_spread([r['router_cycles_per_second'] for r in runs], ',.0f')} router-cycles/s, "
+        wall = _spread([r['router_cycles_per_second'] for r in runs], ',.0f')
+        print(f"load {d['load']:.2f}: {wall} router-cycles/s, "
               f"{_spread([r['router_cycles_per_cpu_second'] for r in runs], ',.0f')} per CPU second "
               f"({d['cycles']} cycles in {_spread([r['seconds'] for r in runs])} s), accepted {d['accepted']}, "
               f"peak RSS {max(r['peak_rss_mb'] for r in runs)} MB", flush=True)
