@@ -22,6 +22,11 @@ def credit_signature(vcs: int) -> stream.Signature:
     return stream.Signature(index_bits(vcs), always_ready=True)
 
 
+def credit_counters(R: int, V: int, B: int) -> list:
+    """The credit counter of each network output VC, at B (the downstream buffer empty)."""
+    return [[Signal(range(B + 1), init=B, name=f"credits_{o}_{w}") for w in range(V)] for o in range(R)]
+
+
 class OutputUnit(wiring.Component):
     """Parameters: R network ports and P ports in all, V VCs, B buffer depth, credit_latency,
     flags (k: the flags `credits > 0 .. k-1` kept per network output VC).
@@ -36,13 +41,14 @@ class OutputUnit(wiring.Component):
       busy[o]           Out  bit w: a packet holds (o, w)
       credit_gt[o][w]   Out  bit j: credits of (o, w) > j
       occupancy[o][w]   Out  B - credits of (o, w)
-    `credits[o][w]`: the counters themselves (for formal harnesses).
+    `credits[o][w]`: the counters themselves (`credit_counters`; given, so that a formal harness
+    can read them before the unit is built).
     """
 
-    def __init__(self, R: int, P: int, V: int, B: int, credit_latency: int, flags: int):
+    def __init__(self, R: int, P: int, V: int, B: int, credit_latency: int, flags: int, credits=None):
         self.R, self.P, self.V, self.B = R, P, V, B
         self.credit_latency, self.flags = credit_latency, flags
-        self.credits = [[Signal(range(B + 1), init=B, name=f"credits_{o}_{w}") for w in range(V)] for o in range(R)]
+        self.credits = credits if credits is not None else credit_counters(R, V, B)
         super().__init__({
             "credit_in": In(credit_signature(V)).array(R),
             "returned": Out(V).array(R),
@@ -93,4 +99,4 @@ class OutputUnit(wiring.Component):
         return m
 
 
-__all__ = ["OutputUnit", "credit_signature"]
+__all__ = ["OutputUnit", "credit_counters", "credit_signature"]

@@ -48,7 +48,7 @@ from ..delay import register as _reg
 from ..routing_units import RoutingUnit
 from .classes import VCMap, class_of_vc
 from .input_unit import InputUnit
-from .output_unit import OutputUnit, credit_signature
+from .output_unit import OutputUnit, credit_counters, credit_signature
 from .switch_allocator import SwitchAllocator
 from .switch_traversal import SwitchTraversal
 from .vc_allocator import VCAllocator
@@ -188,9 +188,8 @@ class Router(wiring.Component):
                                  self.unit.prio_bits, self.unit.escapes, self.unit.query_layout,
                                  self.unit.answer_layout, self.body_block_bits, registered_fronts)
         self.vcmap = VCMap(ports, self.P, params.vcs, vc_classes, self.vc_class, self.class_step)
-        # the output unit is made here so that a formal harness can read its credit counters
-        self.outputs = OutputUnit(ports, self.P, params.vcs, params.depth, params.credit_latency, params.sa_stages)
-        self.credit_counters = self.outputs.credits
+        # the output unit's counters, made here so that a formal harness can read them
+        self.credit_counters = credit_counters(ports, params.vcs, params.depth)
         self.held_credit_error = None      # set by elaborate with the three-stage SA (_held_credits)
         V = params.vcs
         members = {
@@ -221,15 +220,17 @@ class Router(wiring.Component):
             wiring.connect(m, iu.credit_out, wiring.flipped(self.credit_out[i]))
             m.d.comb += [unit.query[i].eq(iu.query), iu.answer.eq(unit.answer[i]), iu.router_id.eq(unit.router)]
             inputs.append(iu)
-        m.submodules.outputs = self.outputs
+        prm = self.params
+        m.submodules.outputs = outs = OutputUnit(self.R, self.P, prm.vcs, prm.depth, prm.credit_latency, prm.sa_stages,
+                                                 self.credit_counters)
         for o in range(self.R):
-            wiring.connect(m, wiring.flipped(self.credit_in[o]), self.outputs.credit_in[o])
+            wiring.connect(m, wiring.flipped(self.credit_in[o]), outs.credit_in[o])
         m.submodules.vc_alloc = vca = VCAllocator(shape, self.vcmap)
         m.submodules.sw_alloc = swa = SwitchAllocator(shape)
         m.submodules.traversal = st = SwitchTraversal(shape)
         for o in range(self.P):
             wiring.connect(m, st.flit_out[o], wiring.flipped(self.flit_out[o]))
-        return inputs, vca, swa, st
+        return inputs, vca, swa, st, outs
 
     def _alloc_state(self, m, vca):
         """Each input VC's allocation: whether it holds an output VC, its VC, and which one (one-hot
@@ -257,7 +258,7 @@ class Router(wiring.Component):
         """table[o][w] (a bit per output VC) at the output VC input VC iv holds."""
         return (oh[iv] & Cat(*[table[o][w] for o, w in self.vcmap.ovcs_of[iv]])).any()
 
-    def _held_credits(self, m, oh, state, cred_tables, sent_oh, frees):
+    def _held_credits(self, m, oh, state, tables, sends):
         """Three-stage SA: each input VC's copy of the credit flags of the output VC it holds, so
         that its eligibility reads flip-flops instead of selecting the flags of the output VC it
         holds (three logic levels of the switch allocator's input stage on ECP5). Loaded when the
@@ -270,7 +271,9 @@ class Router(wiring.Component):
         free VC's copy is not 0 (the lockstep tests check it is never set; synthesis drops it)."""
         P, V, R, k = self.P, self.params.vcs, self.R, self.params.sa_stages
         alloc_valid, granted = state
-        credits, returned = self.outputs.credits, self.outputs.returned
+        cred_tables, returned = tables
+        sent_oh, frees = sends
+        credits = self.credit_counters
         inc = [[returned[o][w] if o < R else Const(0, 1) for w in range(V)] for o in range(P)]
         above_k = [[credits[o][w] > k if o < R else Const(1, 1) for w in range(V)] for o in range(P)]
         # the won output VC's flags after this cycle's step, a returning credit at most
@@ -304,17 +307,17 @@ class Router(wiring.Component):
             return Const(0, 1)
         return (Cat(*[bits[iv // V][iv % V] for iv, _ in hs]) & Cat(*[oh[iv][k] for iv, k in hs])).any()
 
-    def _connect_allocators(self, m, inputs, vca, swa, alloc):
+    def _connect_allocators(self, m, stages, alloc):
         """The VC allocator's requests and the switch allocator's inputs, from the input units and
         the allocation state; the three-stage SA's held credit flags. Returns the frees (a tail
         leaves: its VC gives up its output VC) per input port."""
         P, V, R = self.P, self.params.vcs, self.R
+        inputs, vca, swa, _, outs = stages
         valid, ws, oh, granted = alloc
-        outs = self.outputs
         cred_tables = [[[outs.credit_gt[o][w][j] if o < R else Const(1, 1) for w in range(V)] for o in range(P)]
                        for j in range(self.params.sa_stages)]
         frees = [Signal(V, name=f"frees_{i}") for i in range(P)]
-        held = self._held_credits(m, oh, (valid, granted), cred_tables, swa.send, frees) \
+        held = self._held_credits(m, oh, (valid, granted), (cred_tables, outs.returned), (swa.send, frees)) \
             if self.params.sa_stages == 3 else None
         for iv, ovcs in enumerate(self.vcmap.ovcs_of):
             i, v = divmod(iv, V)
@@ -340,11 +343,11 @@ class Router(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         P, V, R = self.P, self.params.vcs, self.R
-        inputs, vca, swa, st = self._stages(m)
+        stages = self._stages(m)
+        inputs, vca, swa, st, outs = stages
         alloc = self._alloc_state(m, vca)
         valid, ws, oh, _ = alloc
-        frees = self._connect_allocators(m, inputs, vca, swa, alloc)
-        outs = self.outputs
+        frees = self._connect_allocators(m, stages, alloc)
         for o in range(P):
             m.d.comb += [vca.busy[o].eq(outs.busy[o]), outs.taken[o].eq(vca.taken[o]),
                          outs.released[o].eq(Cat(*[self._on((o, w), frees, oh) for w in range(V)]))]
