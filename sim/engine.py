@@ -321,14 +321,21 @@ def new_observed(trace: int, endpoint_trace: int) -> Observed:
 
 
 def new_scratch(P: int, V: int) -> Scratch:
-    """Fresh temporaries for one run_cycles call (-1: nothing chosen)."""
+    """Fresh temporaries for one run_cycles call (-1: nothing chosen), cut from two allocations
+    (run(1) per cycle, as sim.external does, would otherwise spend most of its call here)."""
     NV = P * V
-    vtmp = VAScratch(req_in=_filled(NV, -1), req_o=_filled(NV, -1), req_w=_filled(NV, -1), arb_in=_filled(NV, -1),
-                     arb_o=_filled(NV, -1), arb_w=_filled(NV, -1), best_k=_filled(NV, -1),
-                     sep_new=_filled((2, P, 3), -1))
-    stmp = SAScratch(in_choice=_filled(P, -1), best_in=_filled(P, -1), in_done=_filled(P, False, np.bool_),
-                     out_done=_filled(P, False, np.bool_), out_list=_filled(P, -1), snd_i=_filled(P, -1),
-                     snd_v=_filled(P, -1))
+    names = ("req_in", "req_o", "req_w", "arb_in", "arb_o", "arb_w", "best_k", "sep_new", "in_choice",
+             "best_in", "out_list", "snd_i", "snd_v")
+    sizes = (NV,) * 7 + (6 * P,) + (P,) * 5
+    block = np.full(sum(sizes), -1, dtype=np.int64)
+    part, k = {}, 0
+    for name, size in zip(names, sizes):
+        part[name] = block[k:k + size]
+        k += size
+    part["sep_new"] = part["sep_new"].reshape(2, P, 3)
+    done = np.zeros((2, P), dtype=np.bool_)
+    vtmp = VAScratch(**{f: part[f] for f in VAScratch._fields})
+    stmp = SAScratch(in_done=done[0], out_done=done[1], **{f: part[f] for f in SAScratch._fields if f in part})
     return Scratch(va=vtmp, sa=stmp)
 
 
