@@ -68,8 +68,8 @@ def test_replay_matches_model_with_garbage_and_drain(engine, threads):
     assert 0 < rep["max_network_latency"] <= rep["max_packet_latency"]
 
 
-# CI: 4,000 cycles of each routing (a Verilator build each, 20-40 s); the full tier 20,000
-CYCLES_104 = 20000 if tiers.FULL else 4000
+# CI: 2,000 cycles of each routing (a Verilator build each); the full tier 20,000
+CYCLES_104 = 20000 if tiers.FULL else 2000
 
 
 @pytest.mark.parametrize("routing,vcs,load,cycles", [
