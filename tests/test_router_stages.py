@@ -3,7 +3,6 @@ same stage (the rules of docs/microarchitecture.md), on random stimulus: one beh
 import random
 
 import pytest
-from amaranth.sim import Simulator
 
 from contract.flit import flit_layout
 from contract.params import RouterParams
@@ -12,15 +11,8 @@ from hdl.router.output_unit import OutputUnit
 from hdl.router.switch_allocator import SwitchAllocator
 from hdl.router.switch_traversal import SwitchTraversal
 from hdl.routing_units import PolarStarUnit
+from test_hdl_units import run  # the simulator runner of the unit tests
 from topologies import polarstar
-
-
-def run(dut, tb, clock=True):
-    sim = Simulator(dut)
-    if clock:
-        sim.add_clock(1e-6)
-    sim.add_testbench(tb)
-    sim.run()
 
 
 def shape_of(params=RouterParams(), spec=(3, "iq", 0)):
