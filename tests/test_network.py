@@ -120,3 +120,11 @@ def test_json_netlist_errors_name_the_first_bad_entry(tmp_path, corrupt, message
     path.write_text(json.dumps(d))
     with pytest.raises(ParameterError, match=message):
         load_json(path)
+
+
+def test_dot_escapes_the_network_name(tmp_path):
+    net = Network.from_edges('a "b" \\c\nd', 3, [(0, 1), (1, 2)], endpoints=1)
+    export(net, tmp_path / "n.dot")
+    lines = (tmp_path / "n.dot").read_text().splitlines()
+    assert lines[0] == 'graph "a \\"b\\" \\\\c\\nd" {'
+    assert len(lines) == 1 + 3 + 2 + 1 and lines[-1] == "}"

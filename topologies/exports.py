@@ -1,4 +1,4 @@
-"""Netlist exports (JSON, BookSim2 anynet, GraphML, DOT) and the JSON loader.
+"""Netlist exports (JSON, BookSim2 anynet, GraphML, DOT); files are read by topologies.imports.
 
 JSON netlist: {"format": "pstar-netlist/1", "name", "spec", "routers": n, "ports": [per router],
 "links": [[router_a, port_a, router_b, port_b], ...], "endpoints": [per router]}. Loading it gives
@@ -40,8 +40,7 @@ def from_json_dict(d: dict) -> Network:
         if not (isinstance(l, list) and len(l) == 4 and all(isinstance(v, int) for v in l)):
             raise ParameterError(f"netlist: links[{i}]={l!r} must be [router_a, port_a, router_b, port_b] integers")
     eps = d["endpoints"]
-    if not (isinstance(eps, list) and len(eps) == n and all(isinstance(v, int) and v >= 0 for v in eps)):
-        raise ParameterError(f"netlist: endpoints must be a list of {n} integers >= 0")
+    _check_counts("endpoints", eps, n)
     arr = np.asarray(links, dtype=np.int64).reshape(-1, 4)
     ports = d.get("ports")
     if ports is None:  # smallest port numbering that holds every link
@@ -49,8 +48,8 @@ def from_json_dict(d: dict) -> Network:
         for c in (0, 2):
             ok = (arr[:, c] >= 0) & (arr[:, c] < n)
             np.maximum.at(ports, arr[ok, c], arr[ok, c + 1] + 1)
-    elif not (isinstance(ports, list) and len(ports) == n and all(isinstance(v, int) and v >= 0 for v in ports)):
-        raise ParameterError(f"netlist: ports must be a list of {n} integers >= 0")
+    else:
+        _check_counts("ports", ports, n)
     net = Network.from_links(d.get("name", "netlist"), ports, arr, eps)
     spec = d.get("spec") or ""
     if spec:
@@ -63,6 +62,17 @@ def from_json_dict(d: dict) -> Network:
 
         net = replace(ref, name=net.name, endpoints=net.endpoints)
     return net
+
+
+def _check_counts(key: str, values, n: int) -> None:
+    """`values` is a list of n integers >= 0; else the error names the first bad entry."""
+    if not isinstance(values, list):
+        raise ParameterError(f"netlist: {key} must be a list of {n} integers >= 0")
+    for i, v in enumerate(values):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            raise ParameterError(f"netlist: {key}[{i}]={v!r} must be an integer >= 0")
+    if len(values) != n:
+        raise ParameterError(f"netlist: {key} has {len(values)} entries for {n} routers")
 
 
 def load_json(path) -> Network:
@@ -100,8 +110,15 @@ def write_graphml(net: Network, f) -> None:
     f.write("</graph>\n</graphml>\n")
 
 
+def dot_string(text: str) -> str:
+    """`text` as a DOT quoted string: quotes and backslashes escaped, line breaks as \\n."""
+    text = str(text).replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + "".join(c if c.isprintable() else "\\n" if c == "\n" else " " for c in text) + '"'
+
+
 def write_dot(net: Network, f) -> None:
-    f.write(f'graph "{net.name}" {{\n')
+    """Graphviz DOT: routers as nodes with their endpoint count, links with their ports."""
+    f.write(f"graph {dot_string(net.name)} {{\n")
     for r, e in enumerate(net.endpoints.tolist()):
         f.write(f"  {r} [endpoints={e}];\n")
     for ra, pa, rb, pb in net.links().tolist():
