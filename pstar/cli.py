@@ -2,7 +2,10 @@
 
 Every subcommand lives in `pstar/commands/<name>.py` with `add_parser(subparsers)` and
 `run(args) -> Result`; it takes `--json` (one JSON object on stdout). Bad input of any kind ends
-with one line on stderr and exit status 2, never a traceback.
+with one line on stderr and exit status 2, never a traceback: a ParameterError, an output that
+cannot be written (the results are still printed), OSError, MemoryError and Ctrl-C ("interrupted").
+Python warnings raised during the work (e.g. LPS with a small q) are printed as one
+`warning: ...` line each on stderr and listed under "warnings" in the --json object.
 """
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ import argparse
 import importlib
 import json
 import sys
+import warnings
 
 from topologies.errors import ParameterError
 
@@ -39,18 +43,58 @@ def make_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    parser = make_parser()
-    args = parser.parse_args(argv)
     try:
-        result = args._run(args)
-    except ParameterError as e:
-        print(f"pstar {args.command}: error: {one_line(e)}", file=sys.stderr)
-        return 2
+        return _main(argv)
     except KeyboardInterrupt:
         print("pstar: interrupted", file=sys.stderr)
-        return 130
+        return 2
+
+
+def _main(argv) -> int:
+    parser = make_parser()
+    args = parser.parse_args(argv)
+    name = f"pstar {args.command}"
     try:
-        if args.json:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = args._run(args)
+    except ParameterError as e:
+        return _fail(name, e)
+    except MemoryError:
+        return _fail(name, "out of memory (the network or the job is too large for this machine)")
+    except OSError as e:
+        return _fail(name, f"{str(e.filename) + ': ' if e.filename else ''}{e.strerror or e}")
+    messages = _warnings(caught)
+    if messages and isinstance(result.data, dict):
+        result.data["warnings"] = sorted(set(result.data.get("warnings", [])) | set(messages))
+    from pstar.outputs import write_outputs
+
+    failed = write_outputs(result.outputs, result.data)
+    _print(result, args.json)
+    if failed:
+        return _fail(name, failed)
+    for m in messages:
+        print(f"warning: {one_line(m)}", file=sys.stderr)
+    return 0
+
+
+def _fail(name: str, message) -> int:
+    print(f"{name}: error: {one_line(message)}", file=sys.stderr)
+    return 2
+
+
+def _warnings(caught) -> list[str]:
+    """The user warnings (not deprecations of the libraries we use), each message once, in order."""
+    seen = {}
+    for w in caught:
+        if issubclass(w.category, UserWarning):
+            seen.setdefault(str(w.message), None)
+    return list(seen)
+
+
+def _print(result, as_json: bool) -> None:
+    try:
+        if as_json:
             json.dump(result.data, sys.stdout, separators=(",", ":"))
             sys.stdout.write("\n")
         else:
@@ -58,7 +102,6 @@ def main(argv=None) -> int:
         sys.stdout.flush()
     except BrokenPipeError:         # e.g. `pstar ... --json | head`
         sys.stdout = None
-    return 0
 
 
 if __name__ == "__main__":

@@ -13,9 +13,17 @@ import numpy as np
 from .errors import ParameterError
 
 
+TRIAL_DIVISION_LIMIT = 1 << 24      # above this, galois' primality tests (its import takes ~1 s)
+
+
 def is_prime_power(q: int) -> bool:
+    """q = p^k for a prime p and k >= 1: trial division for small q, `galois.is_prime_power` above
+    (answers at once for 2^61 − 1, where trial division runs for hours)."""
     if q < 2:
         return False
+    if q > TRIAL_DIVISION_LIMIT:
+        import galois
+        return bool(galois.is_prime_power(int(q)))
     p = 2
     while p * p <= q and q % p:
         p += 1

@@ -168,14 +168,22 @@ def lps(p: int, q: int, endpoints: int | None = None) -> Network:
         structure = LPSStructure(p, q, group, elements, gens, inv_port, xy)
         return Network.from_links(name, np.full(n, K), links, endpoints=ep, spec=spec, structure=structure, attrs=attrs)
     # degenerate generator set (q too small): multigraph without self-loops
-    warnings.warn(f"LPS(p={p}, q={q}): generators are not distinct modulo q; self-loops dropped, "
-                  f"the graph is not {K}-regular", stacklevel=2)
     u = np.repeat(np.arange(n), K)
     v = nbr.ravel()
     keep = u < v
     structure = LPSStructure(p, q, group, elements, gens, np.full(K, -1), xy)
-    return Network.from_edges(name, n, np.stack([u[keep], v[keep]], 1), endpoints=ep, spec=spec,
-                              structure=structure, attrs=attrs)
+    net = Network.from_edges(name, n, np.stack([u[keep], v[keep]], 1), endpoints=ep, spec=spec,
+                             structure=structure, attrs=attrs)
+    loops = int((u == v).sum())
+    distinct = len(np.unique(gen_codes))
+    lo, hi = int(net.degree.min()), int(net.degree.max())
+    shape = f"still {K}-regular" if lo == hi == K else f"degrees {lo}..{hi}, not {K}-regular"
+    dropped = f", {loops} self-loop port(s) dropped" if loops else ""
+    reason = (f"only {distinct} of the {K} generators are distinct modulo q" if distinct < K else
+              f"the {K} generators modulo q include the identity or no one-to-one inverse pairing")
+    warnings.warn(f"LPS(p={p}, q={q}): {reason}: built as a multigraph with parallel links{dropped}, {shape}",
+                  stacklevel=2)
+    return net
 
 
 @family("lps", "SpectralFly LPS(p, q) Ramanujan graph (p, q distinct odd primes; (p+1)-regular)",

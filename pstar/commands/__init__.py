@@ -1,16 +1,35 @@
 """Subcommands of `pstar`, one module each; `Result` is what every `run(args)` returns.
 
 The router flags (--vcs, --depth, --vc-policy, --flit, ...) come from the contract
-(`contract.cli.add_router_arguments`): their defaults, ranges and help are written there only."""
+(`contract.cli.add_router_arguments`): their defaults, ranges and help are written there only.
+Output files are checked and written through `pstar.outputs`; progress bars through `progress`,
+switched off by `--quiet` in every command that shows one."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+import argparse
+import sys
+from dataclasses import dataclass, field
 
 
 @dataclass
 class Result:
     data: dict      # printed as JSON with --json
     text: str       # printed otherwise
+    outputs: list = field(default_factory=list)     # pstar.outputs.Output: files written after the work
+
+
+def add_quiet(p) -> None:
+    """`--quiet` (and the older `--no-progress`, hidden): no progress bars on stderr."""
+    p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--no-progress", dest="quiet", action="store_true", help=argparse.SUPPRESS)
+
+
+def progress(args, total=None, desc: str = "", **kw):
+    """A tqdm bar on stderr, off with --quiet and when stderr is not a terminal."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, file=sys.stderr, leave=False,
+                disable=True if getattr(args, "quiet", False) else None, **kw)
 
 
 def table(rows, headers=None) -> str:

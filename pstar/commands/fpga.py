@@ -17,8 +17,12 @@ component (fpga/area.py); `sweep` builds the area/Fmax table of docs/fpga.md (fp
 """
 from __future__ import annotations
 
-from contract.cli import add_router_arguments, values_from_args
+from pathlib import Path
 
+from contract.cli import add_router_arguments, values_from_args
+from topologies.errors import ParameterError
+
+from ..outputs import check_output, check_output_dir
 from . import Result, table
 
 
@@ -129,14 +133,28 @@ def add_parser(sub):
     return p
 
 
+def check_sweep_out(out: str, no_build: bool) -> None:
+    """`fpga sweep --out OUT` writes OUT.json, OUT.md and OUT.png: each a writable file name in an
+    existing folder; with --no-build the table is made from OUT.json, which must then exist."""
+    base = Path(out)
+    for suffix in (".json", ".md", ".png"):
+        check_output(base.with_suffix(suffix), "--out")
+    if no_build and not base.with_suffix(".json").is_file():
+        raise ParameterError(f"--out {out}: --no-build makes the table from {base.with_suffix('.json')}, "
+                             f"which does not exist")
+
+
 def run(args) -> Result:
     if args.fpga_command == "sweep":
+        check_sweep_out(args.out, args.no_build)
         from fpga.sweep import run_sweep
         rows = run_sweep(quick=args.quick, out=args.out, only=args.only, pnr_router=args.pnr_router,
                          placer=args.placer, no_build=args.no_build, wide_luts=not args.no_wide_luts,
                          tmg_ripup=args.tmg_ripup, pnr_margin=args.pnr_margin)
         from fpga.sweep import markdown
         return Result({"points": rows, "out": args.out}, markdown(rows))
+    if getattr(args, "build_dir", None) is not None:
+        check_output_dir(args.build_dir, "--build-dir")
     from fpga.build import FpgaConfig, build
     from fpga.report import describe_critical_path
     if args.fpga_command == "area":

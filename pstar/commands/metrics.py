@@ -7,13 +7,12 @@ resilience study (median disconnection ratio, curves of the median trial, PolarS
 from __future__ import annotations
 
 import time
-import warnings
 
 from topologies import build
-from topologies.errors import ParameterError
-from topologies.metrics import metrics, plot_resilience, resilience
+from topologies.errors import ParameterError, check_seed
 
-from . import Result, table
+from ..outputs import PLOT_SUFFIXES, Output, check_output
+from . import Result, add_quiet, progress, table
 
 
 def add_parser(sub):
@@ -23,34 +22,45 @@ def add_parser(sub):
     p.add_argument("--fail-links", type=float, default=None, metavar="STEP",
                    help="run the link-failure study, removing this fraction of the links per step (e.g. 0.05)")
     p.add_argument("--trials", type=int, default=None, help="random failure orders for the study (default 100)")
-    p.add_argument("--plot", default=None, metavar="FILE", help="plot diameter/mean distance vs failed links (.png/.svg)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the failure orders")
-    p.add_argument("--bisection-seeds", type=int, default=8, help="METIS runs (best is kept)")
+    p.add_argument("--plot", default=None, metavar="FILE",
+                   help="plot diameter/mean distance vs failed links (.png, .svg or .pdf)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the failure orders, reported in the output (default 0)")
+    p.add_argument("--bisection-seeds", type=int, default=8, help="METIS runs, the best is kept (default 8)")
     p.add_argument("--no-spectrum", action="store_true", help="skip the eigenvalues")
+    add_quiet(p)
     return p
 
 
 def run(args) -> Result:
+    from topologies.metrics import metrics, plot_resilience, resilience
+
     t0 = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        net = build(args.spec, p=args.p)
-        data = metrics(net, bisection_seeds=args.bisection_seeds, spectral=not args.no_spectrum)
-        study = args.fail_links is not None or args.trials is not None or args.plot is not None
-        if study:
-            step = 0.05 if args.fail_links is None else args.fail_links
-            trials = 100 if args.trials is None else args.trials
-            if trials < 1:
-                raise ParameterError(f"trials={trials}: must be an integer >= 1")
-            res = resilience(net, step=step, trials=trials, seed=args.seed)
-            data["resilience"] = res.as_dict()
-            data["disconnection_ratio"] = res.median_ratio
-            if args.plot:
-                plot_resilience(res, args.plot, title=f"{net.name}: {trials} trials, median trial shown")
-                data["plot"] = args.plot
-    msgs = sorted({str(w.message) for w in caught})
-    if msgs:
-        data["warnings"] = msgs
+    plot = check_output(args.plot, "--plot", PLOT_SUFFIXES) if args.plot is not None else None
+    study = args.fail_links is not None or args.trials is not None or plot is not None
+    step = 0.05 if args.fail_links is None else args.fail_links
+    trials = 100 if args.trials is None else args.trials
+    if study:
+        if not 0 < step < 1:
+            raise ParameterError(f"--fail-links={step}: the failure step must be a fraction in (0, 1), e.g. 0.05")
+        if trials < 1:
+            raise ParameterError(f"trials={trials}: must be an integer >= 1")
+        check_seed(args.seed, "--seed")
+    net = build(args.spec, p=args.p)
+    data = metrics(net, bisection_seeds=args.bisection_seeds, spectral=not args.no_spectrum)
+    outputs = []
+    if study:
+        bar = progress(args, 1.0, "failure trials", bar_format="{l_bar}{bar}| {elapsed}<{remaining}")
+        try:
+            res = resilience(net, step=step, trials=trials, seed=args.seed, progress=bar.update)
+        finally:
+            bar.close()
+        data["resilience"] = res.as_dict()
+        data["disconnection_ratio"] = res.median_ratio
+        data["seed"] = args.seed
+        if plot is not None:
+            title = f"{net.name}: {trials} trials, median trial shown"
+            outputs.append(Output("--plot", plot, lambda tmp: plot_resilience(res, tmp, title=title), key="plot"))
+            data["plot"] = str(plot)
     data["seconds"] = round(time.perf_counter() - t0, 3)
     rows = [(k, _fmt(v)) for k, v in data.items() if k not in ("distance_histogram", "resilience") and v is not None]
     text = table(rows)
@@ -60,7 +70,7 @@ def run(args) -> Result:
         r = data["resilience"]
         text += "\n\nfailed   diameter  mean distance   (median trial)\n"
         text += "\n".join(f"{c['failed_fraction']:6.2f}   {c['diameter']!s:>8}  {c['mean_distance']:.4f}" for c in r["curve"])
-    return Result(data, text)
+    return Result(data, text, outputs)
 
 
 def _fmt(v):

@@ -11,7 +11,6 @@ argument or a sampled graph), the VC count and the storage bits per router.
 """
 from __future__ import annotations
 
-import sys
 import time
 
 import numpy as np
@@ -27,7 +26,7 @@ from routing_logic.polarstar import PolarStarArithmetic, verify_against_bfs
 from routing_logic.registry import ROUTINGS, make_routing
 from routing_logic.table import ORACLES, table_storage_bits
 
-from . import Result, table
+from . import Result, add_quiet, progress, table
 
 ALL_PAIRS_LIMIT = 12_000        # BFS all pairs up to this many routers, else sampled sources
 POLARIZED_ALL_SOURCES = 300     # Polarized route graphs from every source up to this size
@@ -49,6 +48,7 @@ def add_parser(sub):
     p.add_argument("--seed", type=int, default=0, help="RNG seed for sampling and Valiant intermediates")
     p.add_argument("--exact-deadlock", action="store_true", help="always build the exact channel dependency graph")
     p.add_argument("--pair", default=None, metavar="S,T", help="print the idle-network route from router S to T")
+    add_quiet(p)
     return p
 
 
@@ -130,7 +130,7 @@ def _deadlock(routing, args, rng):
     """Exact CDG when it is small enough (or --exact-deadlock), else the VC-monotone argument,
     else a CDG from a few sampled sources (which can only prove a cycle)."""
     if args.exact_deadlock or routing.cdg_state_estimate() <= EXACT_CDG_STATES:
-        bar = _progress(None, "channel dependency graph")
+        bar = progress(args, None, "channel dependency graph")
         try:
             return check_deadlock(routing, progress=bar.update)
         except ParameterError:
@@ -143,13 +143,6 @@ def _deadlock(routing, args, rng):
         return rep
     k = min(routing.n, 4)
     return check_deadlock(routing, sources=np.sort(rng.choice(routing.n, size=k, replace=False)))
-
-
-def _progress(total, desc):
-    from tqdm import tqdm
-
-    bar = tqdm(total=total, desc=desc, file=sys.stderr, leave=False, disable=None)
-    return bar
 
 
 def _check(net, routing, args) -> dict:
@@ -178,7 +171,7 @@ def _check(net, routing, args) -> dict:
     if routing.name == "polarstar":
         unit = PolarStarArithmetic(net.structure)
         if exhaustive:
-            bar = _progress(unit.n_er, "polarstar all pairs")
+            bar = progress(args, unit.n_er, "polarstar all pairs")
             res = verify_against_bfs(unit, net, bfs, masks=routing.paths == "all" or unit.ports <= 32,
                                      progress=bar.update)
             bar.close()
@@ -218,7 +211,7 @@ def _check(net, routing, args) -> dict:
         if name == "min":
             out["max_hops"] = out["bfs_max_hops"]   # every candidate is minimal (BFS table)
     elif name == "polarized":
-        bar = _progress(len(sources), "polarized route graphs")
+        bar = progress(args, len(sources), "polarized route graphs")
         L = routing.route_lengths(sources, progress=bar.update)
         bar.close()
         longest = L["longest"][off]

@@ -1,16 +1,12 @@
 """`pstar sim SPEC --routing R --traffic T --load X`: one load point on the cycle-accurate model."""
 from __future__ import annotations
 
-import sys
-
-from tqdm import tqdm
-
 from contract.cli import add_router_arguments, router_params_from_args
 from contract.params import PARAMS
 from topologies import build
 from topologies.errors import ParameterError, check_seed
 
-from . import Result, table
+from . import Result, add_quiet, progress, table
 
 # the contract's parameters and options `pstar sim` and `pstar sweep` take (contract.params)
 ROUTER_FLAGS = ("vcs", "vc_policy", "depth", "packet_flits", "alloc_iters", "va_stages", "sa_stages", "st_stage",
@@ -21,17 +17,21 @@ VCS_DEFAULT = f"max({PARAMS['vcs'].default}, what the routing needs to be deadlo
 def add_common(p):
     p.add_argument("spec", metavar="SPEC", help="topology, e.g. polarstar:q=11,supernode=iq,degree=3")
     p.add_argument("-p", type=int, default=None, help="endpoints per router")
-    p.add_argument("--routing", default="min", help="min, polarstar, polarized, valiant, ugal")
+    p.add_argument("--routing", default="min",
+                   help="min, polarstar, polarized, valiant, ugal (default: %(default)s)")
     p.add_argument("--traffic", default="uniform",
-                   help="uniform, permutation, shuffle, reverse, adversarial, neighbor")
-    p.add_argument("--cycles", type=int, default=5000, help="measurement window (cycles)")
-    p.add_argument("--warmup", type=int, default=1000, help="warm-up cycles before measuring")
-    p.add_argument("--seed", type=int, default=1)
+                   help="uniform, permutation, shuffle, reverse, adversarial, neighbor (default: %(default)s)")
+    p.add_argument("--cycles", type=int, default=5000, help="measurement window in cycles (default: %(default)s)")
+    p.add_argument("--warmup", type=int, default=1000, help="warm-up cycles before measuring (default: %(default)s)")
+    p.add_argument("--seed", type=int, default=1,
+                   help="seed of the traffic (injections and destinations) (default: %(default)s)")
     add_router_arguments(p, only=ROUTER_FLAGS, computed={"vcs": VCS_DEFAULT})
     p.add_argument("--fail-links", type=float, default=0.0, metavar="F",
                    help="fail this fraction of the links at random (network stays connected); routing is "
-                        "recomputed for the damaged network")
-    p.add_argument("--fail-seed", type=int, default=0, help="seed of the failed-link draw (default 0)")
+                        "recomputed for the damaged network (default: %(default)s)")
+    p.add_argument("--fail-seed", type=int, default=0,
+                   help="seed of the failed-link draw, reported in the output (default: %(default)s)")
+    add_quiet(p)
 
 
 def check_names(args):
@@ -48,13 +48,22 @@ def check_names(args):
 
 
 def network_from(args):
-    """The SPEC's network, with --fail-links applied."""
+    """The SPEC's network, with --fail-links applied (its options checked before the build)."""
+    if args.fail_links and not 0 < args.fail_links < 1:
+        raise ParameterError(f"--fail-links={args.fail_links}: must be a fraction in (0, 1)")
+    seed = check_seed(args.fail_seed, "--fail-seed")
     net = build(args.spec, p=args.p)
     if args.fail_links:
-        if not 0 < args.fail_links < 1:
-            raise ParameterError(f"--fail-links={args.fail_links}: must be a fraction in (0, 1)")
-        net = net.without_links(fraction=args.fail_links, seed=check_seed(args.fail_seed, "--fail-seed"))
+        net = net.without_links(fraction=args.fail_links, seed=seed)
     return net
+
+
+def failure_info(args, net) -> dict:
+    """How many links failed and, when some did, the seed of that random draw."""
+    d = {"failed_links": len(net.attrs.get("failed_links", ()))}
+    if args.fail_links:
+        d["fail_seed"] = args.fail_seed
+    return d
 
 
 def params_from(args, net):
@@ -66,7 +75,8 @@ def params_from(args, net):
 
 
 def add_parser(sub):
-    p = sub.add_parser("sim", help="simulate one load point (cycle-accurate model)")
+    p = sub.add_parser("sim", help="simulate one load point (cycle-accurate model)",
+                       description="Simulate one load point on the cycle-accurate model; defaults in parentheses.")
     add_common(p)
     p.add_argument("--load", type=float, required=True, help="offered load, flits/cycle/endpoint (0..1)")
     return p
@@ -81,7 +91,7 @@ def run(args) -> Result:
     check_names(args)
     net = network_from(args)
     params = params_from(args, net)
-    bar = tqdm(total=args.warmup + args.cycles, desc="cycles", unit="cyc", file=sys.stderr, leave=False, delay=1)
+    bar = progress(args, args.warmup + args.cycles, "cycles", unit="cyc", delay=1)
     try:
         d = run_point(net, args.routing, args.traffic, args.load, params, args.warmup, args.cycles, seed=args.seed,
                       progress=lambda k: bar.update(min(k, bar.total - bar.n)), vc_policy=args.vc_policy)
@@ -89,8 +99,8 @@ def run(args) -> Result:
         raise ParameterError(str(e)) from None
     finally:
         bar.close()
-    d = {"spec": net.spec or net.name, "routers": net.num_routers, "failed_links": len(net.attrs.get("failed_links", ())),
-         **d, "vc_policy": args.vc_policy}
-    keys = ["routing", "failed_links", "traffic", "load", "offered", "accepted", "latency_mean", "latency_p99", "hops_mean",
+    d = {"spec": net.spec or net.name, "routers": net.num_routers, **failure_info(args, net), **d,
+         "seed": args.seed, "vc_policy": args.vc_policy}
+    keys = ["routing", "failed_links", *(["fail_seed"] if "fail_seed" in d else []), "seed", "traffic", "load", "offered", "accepted", "latency_mean", "latency_p99", "hops_mean",
             "lost", "vcs", "vc_policy", "depth", "seconds", "router_cycles_per_second"]
     return Result(d, table([(k, d[k]) for k in keys]))

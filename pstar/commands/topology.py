@@ -4,8 +4,9 @@ from __future__ import annotations
 import time
 
 from topologies import build, distance_stats, export
-from topologies.errors import ParameterError
+from topologies.exports import SUFFIXES
 
+from ..outputs import Output, check_output
 from . import Result, table
 
 DISTANCE_LIMIT = 20_000
@@ -15,7 +16,7 @@ def add_parser(sub):
     p = sub.add_parser("topology", help="build a topology, print its properties, export its netlist")
     p.add_argument("spec", metavar="SPEC", help="family:key=value,... e.g. polarstar:q=11,supernode=iq,degree=3")
     p.add_argument("-p", type=int, default=None, help="endpoints per router (default: family's choice)")
-    p.add_argument("--out", default=None, help="export netlist (.json, .anynet, .graphml, .dot)")
+    p.add_argument("--out", default=None, metavar="FILE", help="export netlist (.json, .anynet, .graphml, .dot)")
     return p
 
 
@@ -37,10 +38,13 @@ def describe(data: dict) -> str:
 
 def run(args) -> Result:
     t0 = time.perf_counter()
+    out = check_output(args.out, "--out", SUFFIXES) if args.out is not None else None
     net = build(args.spec, p=args.p)
     data = properties(net)
-    if args.out:
-        data["format"] = export(net, args.out)
-        data["out"] = args.out
+    outputs = []
+    if out is not None:
+        outputs.append(Output("--out", out, lambda tmp: export(net, tmp), key="out"))
+        data["format"] = out.suffix.lower()[1:]
+        data["out"] = str(out)
     data["seconds"] = round(time.perf_counter() - t0, 3)
-    return Result(data, describe(data))
+    return Result(data, describe(data), outputs)

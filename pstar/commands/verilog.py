@@ -9,7 +9,6 @@ area studies.
 """
 from __future__ import annotations
 
-import pathlib
 import time
 
 from contract.cli import add_router_arguments, router_params_from_args
@@ -17,6 +16,7 @@ from contract.params import PARAMS
 from topologies import build
 from topologies.errors import ParameterError
 
+from ..outputs import Output, check_output
 from . import Result, table
 
 ROUTINGS = ("polarstar", "min", "polarized")
@@ -30,7 +30,8 @@ def add_parser(sub):
     add_router_arguments(p, only=("vcs", "depth"), computed={
         "vcs": f"max({PARAMS['vcs'].default}, the routing's deadlock-free VC count)"})
     p.add_argument("-p", type=int, default=None, help="endpoints per router (default: family's choice)")
-    p.add_argument("--out", default="pstar_network.v", help="output file (default pstar_network.v)")
+    p.add_argument("--out", default="pstar_network.v", metavar="FILE",
+                   help="output file (default pstar_network.v)")
     p.add_argument("--per-router", action="store_true", help="one Verilog module per router (area studies)")
     add_router_arguments(p, only=("vc_policy", "header", "flit"), notes={"vc_policy": "; turns needs --per-router"})
     return p
@@ -43,6 +44,7 @@ def run(args) -> Result:
     if args.routing not in ROUTINGS:
         raise ParameterError(f"routing={args.routing!r}: the RTL has units for {', '.join(ROUTINGS)}")
     t0 = time.perf_counter()
+    out = check_output(args.out, "--out")
     net = build(args.spec, p=args.p)
     if net.num_endpoints < 1:
         raise ParameterError("p: the network has no endpoints (use -p P)")
@@ -54,14 +56,9 @@ def run(args) -> Result:
     routing_obj = build_routing(net, args.routing, params, args.vc_policy)
     text, top = network_verilog(net, args.routing, params, shared=not args.per_router, routing_obj=routing_obj,
                                 header=args.header, flit=args.flit)
-    out = pathlib.Path(args.out)
-    try:
-        out.write_text(text)
-    except OSError as e:
-        raise ParameterError(f"out={args.out!r}: cannot write ({e.strerror})") from None
     data = {"spec": net.spec or net.name, "routers": net.num_routers, "endpoints": net.num_endpoints,
             "routing": args.routing, "vcs": vcs, "vc_policy": args.vc_policy, "depth": params.depth, "ports_per_router": top.R + top.p,
             "vc_classes": top.C, "flit_bits": top.layout.size, "header": args.header, "flit": args.flit, "per_router": bool(args.per_router),
             "router_modules": net.num_routers if args.per_router else 1, "out": str(out), "bytes": len(text),
             "seconds": round(time.perf_counter() - t0, 2)}
-    return Result(data, table(list(data.items())))
+    return Result(data, table(list(data.items())), [Output("--out", out, lambda tmp: tmp.write_text(text), key="out")])
