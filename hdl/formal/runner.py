@@ -39,7 +39,9 @@ def _tool(name: str) -> str:
 
 
 def prove(harness, ports, name: str, mode: str = "prove", depth: int = 10, workdir=None,
-          timeout: float = 600) -> Proof:
+          timeout: float = 600, script: str = "") -> Proof:
+    """`script`: Yosys commands run after `prep` (e.g. "memory_map" to turn the harness's
+    read-only tables into logic, so that induction does not treat their contents as state)."""
     if mode not in MODES:
         raise ValueError(f"mode={mode!r}: allowed {', '.join(MODES)}")
     if not isinstance(depth, int) or depth < 1:
@@ -50,7 +52,7 @@ def prove(harness, ports, name: str, mode: str = "prove", depth: int = 10, workd
     (work / f"{name}.sby").write_text(
         f"[options]\nmode {mode}\ndepth {depth}\nmulticlock off\n\n"
         f"[engines]\nsmtbmc boolector\n\n"
-        f"[script]\nread_rtlil {name}.il\nprep -top top\n\n"
+        f"[script]\nread_rtlil {name}.il\nprep -top top\n{script}\n\n"
         f"[files]\n{name}.il\n")
     shim = work / "bin"
     shim.mkdir(exist_ok=True)

@@ -1,0 +1,165 @@
+"""Unbounded proofs (SymbiYosys `mode prove`: k-induction) of each router stage, and the
+equivalence check of the arithmetic PolarStar unit, at P = 5 ports, V = 3 VCs, B = 4 entries
+(hdl/formal/*_props.py; the table of properties, depths and times is in docs/hdl.md, "Formal
+proofs"). Every proof has a negative test: a planted bug (a stage subclass with one thing wrong)
+must make it fail with a counterexample (FAIL, not UNKNOWN), so the proof is not vacuous.
+
+CI runs one configuration per stage (the pipelined one the FPGA presets use where the stage has
+one) and its negative test; `PSTAR_COSIM=full` adds the other pipeline options.
+"""
+import resource
+import time
+
+import numpy as np
+import pytest
+import tiers
+from amaranth.hdl import Cat, Const
+
+from hdl.buffer import VCBuffer
+from hdl.formal.alloc_props import sa_harness, va_harness
+from hdl.formal.buffer_props import buffer_harness
+from hdl.formal.output_props import output_harness
+from hdl.formal.runner import prove
+from hdl.formal.unit_props import unit_harness
+from hdl.router.output_unit import OutputUnit
+from hdl.router.switch_allocator import SwitchAllocator
+from hdl.router.vc_allocator import VCAllocator
+from hdl.routing_units import PolarStarUnit
+
+ROM = "flatten; memory_map; opt -fast"      # the unit check's tables as logic (no memory state)
+FULL = tiers.full_only("long proof")
+
+# (id, harness factory, k (induction depth), yosys script, CI?)
+PROOFS = [
+    ("buffer_registered_fronts", lambda: buffer_harness(3, 4), 1, "", True),
+    ("buffer_lutram_fronts", lambda: buffer_harness(3, 4, registered_front=False), 1, "", True),
+    ("output_unit", lambda: output_harness(4, 5, 3, 4), 1, "", False),
+    ("output_unit_credit_latency3_sa3_link2",
+     lambda: output_harness(4, 5, 3, 4, credit_delay=3, flags=3, link_delay=2), 1, "", True),
+    ("va_central", lambda: va_harness(3, 4), 1, "", False),
+    ("va_stages2", lambda: va_harness(3, 4, va_stages=2), 1, "", False),
+    ("va_choice_stage", lambda: va_harness(3, 4, va_choice_stage=1), 1, "", True),
+    ("va_stages2_choice_stage", lambda: va_harness(3, 4, va_stages=2, va_choice_stage=1), 1, "", False),
+    ("va_separable", lambda: va_harness(3, 4, va_separable=1), 5, "", False),
+    ("sa_one_stage", lambda: sa_harness(3, 4), 1, "", False),
+    ("sa_one_stage_two_iters", lambda: sa_harness(3, 4, alloc_iters=2), 1, "", False),
+    ("sa_two_stages", lambda: sa_harness(3, 4, sa_stages=2), 1, "", False),
+    ("sa_three_stages", lambda: sa_harness(3, 4, sa_stages=3), 2, "", True),
+    ("polarstar_unit_q2_iq3", lambda: unit_harness(2, "iq", 3), 1, ROM, True),
+    ("polarstar_unit_q3_iq3", lambda: unit_harness(3, "iq", 3), 1, ROM, False),
+]
+
+
+def _param(p):
+    name, make, k, script, ci = p
+    return pytest.param(name, make, k, script, id=name, marks=() if ci else FULL)
+
+
+def _cpu():
+    return sum(resource.getrusage(who).ru_utime + resource.getrusage(who).ru_stime
+               for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+
+
+def _run(name, make, k, script, tmp_path, timeout=1800):
+    t0, w0 = _cpu(), time.monotonic()
+    harness, ports = make()
+    r = prove(harness, ports, name, mode="prove", depth=k, workdir=tmp_path, timeout=timeout, script=script)
+    print(f"\n{name}: {r.status}, k={k}, CPU {_cpu() - t0:.1f} s (Python + Yosys + solver), "
+          f"wall {time.monotonic() - w0:.1f} s")
+    return r
+
+
+@pytest.mark.parametrize("name,make,k,script", [_param(p) for p in PROOFS])
+def test_stage_proof(name, make, k, script, tmp_path):
+    r = _run(name, make, k, script, tmp_path)
+    assert r.passed, f"{name}: {r.status}, log {r.log}"
+
+
+# ---- planted bugs: each must make its proof fail with a counterexample ----
+
+class OffByOneBuffer(VCBuffer):
+    _slack = 1          # the full flag off by one: accepts a write when full
+
+
+class WrongVCCredit(OutputUnit):
+    """A returned credit counted on the next VC (its one-hot decode rotated)."""
+    def _returned(self, m, o):
+        oh = super()._returned(m, o)
+        return Cat(oh[1:], oh[0])
+
+
+def _with(obj, attr, value, fn):
+    saved = getattr(obj, attr)
+    setattr(obj, attr, value)
+    try:
+        return fn()
+    finally:
+        setattr(obj, attr, saved)
+
+
+class NonRequesterVA(VCAllocator):
+    """Asks for every input VC, whether its front wants an output VC or not."""
+    def _choose(self, m, i, v, best, key_less):
+        ones = [[Const(1, 1)] * self.cfg.V for _ in range(self.cfg.P)]
+        return _with(self, "request", ones, lambda: super(NonRequesterVA, self)._choose(m, i, v, best, key_less))
+
+
+class BusyBlindVA(VCAllocator):
+    """Sees every output VC as free (grants a VC a packet holds)."""
+    def elaborate(self, platform):
+        zeros = [Const(0, self.cfg.V)] * self.cfg.P
+        return _with(self, "busy", zeros, lambda: super(BusyBlindVA, self).elaborate(platform))
+
+
+class CreditBlindSA(SwitchAllocator):
+    """Eligibility that ignores the credits of the held output VC."""
+    def _eligible(self, m, nom, gnt):
+        k = self.cfg.params.sa_stages
+        ones = [[Const((1 << k) - 1, k)] * self.cfg.V for _ in range(self.cfg.P)]
+        return _with(self, "credit", ones, lambda: super(CreditBlindSA, self)._eligible(m, nom, gnt))
+
+
+def _bad_unit(net):
+    """The unit with one wrong entry in its supernode first-port table (router a of a supernode
+    towards b sends on another port)."""
+    import copy
+    u = PolarStarUnit(net)
+    a = copy.copy(u.unit)
+    sp = np.array(a.sn_port).copy()
+    sp[0, 1] = 0 if sp[0, 1] != 0 else 1
+    a.sn_port = sp
+    u.unit = a
+    return u
+
+
+def _drop_a_minimal_port(rows):
+    """The reference with a wrong entry: router 1 has no minimal port towards router 0."""
+    n = int(round(len(rows) ** 0.5))
+    rows[1 * n + 0] = 0
+
+
+# (id, harness factory, k, script, CI?): k large enough for the base case to reach the bug
+BROKEN = [
+    ("buffer_full_flag_off_by_one", lambda: buffer_harness(3, 4, buffer_cls=OffByOneBuffer), 6, "", True),
+    ("buffer_full_flag_off_by_one_lutram",
+     lambda: buffer_harness(3, 4, buffer_cls=OffByOneBuffer, registered_front=False), 6, "", False),
+    ("output_unit_credit_to_wrong_vc",
+     lambda: output_harness(4, 5, 3, 4, credit_delay=3, flags=3, link_delay=2, unit_cls=WrongVCCredit), 10, "",
+     True),
+    ("output_unit_dishonest_downstream", lambda: output_harness(4, 5, 3, 4, dishonest=True), 3, "", False),
+    ("va_grant_to_non_requester", lambda: va_harness(3, 4, allocator_cls=NonRequesterVA, va_choice_stage=1), 2, "",
+     True),
+    ("va_separable_grants_busy_vc", lambda: va_harness(3, 4, allocator_cls=BusyBlindVA, va_separable=1), 5, "",
+     False),
+    ("sa_ignores_credit", lambda: sa_harness(3, 4, allocator_cls=CreditBlindSA, sa_stages=3), 5, "", True),
+    ("sa_one_stage_ignores_credit", lambda: sa_harness(3, 4, allocator_cls=CreditBlindSA), 2, "", False),
+    ("polarstar_unit_wrong_entry", lambda: unit_harness(2, "iq", 3, unit_factory=_bad_unit), 1, ROM, True),
+    ("polarstar_unit_reference_wrong_entry",
+     lambda: unit_harness(2, "iq", 3, table_patch=_drop_a_minimal_port), 1, ROM, False),
+]
+
+
+@pytest.mark.parametrize("name,make,k,script", [_param(p) for p in BROKEN])
+def test_planted_bug_fails_its_proof(name, make, k, script, tmp_path):
+    r = _run(name, make, k, script, tmp_path)
+    assert not r.passed and "FAIL" in r.status, f"{name}: {r.status}, log {r.log}"
