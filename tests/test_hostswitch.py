@@ -10,7 +10,8 @@ import pytest
 from pstar.cli import main
 from topologies.errors import ParameterError
 from topologies.hostswitch import (HostSwitchGraph, anneal, continuous_moore_bound, diameter_lower_bound, h_aspl_numba,
-                                   lower_bound, moore_aspl, optimal_switches, optimize, random_host_switch_graph)
+                                   lower_bound, moore_aspl, optimal_switches, optimize, random_host_switch_graph,
+                                   use_free_ports)
 
 
 def complete_tree_aspl(n, r):
@@ -150,7 +151,9 @@ def test_edge_list_roundtrip(tmp_path):
     g = res.graph
     path = tmp_path / "g.txt"
     g.write_edge_list(str(path))
-    E = [tuple(map(int, line.split())) for line in path.read_text().splitlines()]
+    header, *lines = path.read_text().splitlines()
+    assert header == f"{g.n} {g.m} {g.r}"                          # Graph Golf: n m r
+    E = [tuple(map(int, line.split())) for line in lines]
     n, m = g.n, g.m
     host_edges = [e for e in E if e[0] < n]
     assert sorted(e[0] for e in host_edges) == list(range(n))
@@ -159,6 +162,27 @@ def test_edge_list_roundtrip(tmp_path):
     d = [l for h in range(n) for t, l in nx.single_source_shortest_path_length(G, h).items() if t < n and t != h]
     assert abs(np.mean(d) - res.h_aspl) < 1e-12
     assert bounds["m_opt"] == m
+
+
+@pytest.mark.parametrize("n,r,m", [(40, 8, 8), (64, 8, 15), (100, 6, 40), (30, 10, 5), (256, 10, 46), (9, 3, 7)])
+def test_random_start_leaves_no_usable_port_free(n, r, m):
+    """Annealing keeps each switch's port count, so the start must use every port it can: at
+    most one switch port stays free (an odd count). The greedy pairing alone left 2-4 free on
+    (40, 8, 8), (64, 8, 15), (100, 6, 40) for some of these seeds."""
+    for seed in range(20):
+        g = random_host_switch_graph(n, m, r, seed=seed)
+        g.validate()
+        assert (r - g.degrees()).sum() == (m * r - n) % 2, (seed, (r - g.degrees()).tolist())
+        assert nx.is_connected(nx.Graph([tuple(e) for e in g.edges.tolist()]))
+
+
+def test_use_free_ports_rewires_a_link():
+    """A switch with two free ports next to a link it is not on takes that link over."""
+    free = np.array([0, 0, 2])
+    adj = [{1}, {0}, set()]
+    edges = [(0, 1)]
+    use_free_ports(free, adj, edges, np.random.default_rng(0))
+    assert free.tolist() == [0, 0, 0] and sorted(tuple(sorted(e)) for e in edges) == [(0, 2), (1, 2)]
 
 
 def test_parameter_errors():
@@ -182,7 +206,7 @@ def test_cli_hostswitch(capsys, tmp_path):
         assert k in d
     assert d["switches"] == optimal_switches(128, 8) and d["steps"] == 1000
     assert d["lower_bound"] <= d["h_aspl"] <= d["initial_h_aspl"]
-    assert len(out.read_text().splitlines()) == 128 + d["switch_links"]
+    assert len(out.read_text().splitlines()) == 1 + 128 + d["switch_links"]
 
 
 @pytest.mark.parametrize("argv", [["--hosts", "1000", "--radix", "10", "--switches", "5"], ["--hosts", "2", "--radix", "8"],

@@ -16,8 +16,8 @@ so only the switch graph and the host counts matter; hosts are interchangeable.
   is drawn first, so evaluation stops as soon as the partial sum plus (level + 1) × the
   unreached host pairs proves the candidate will be rejected.
 
-Hosts are numbered 0..n−1 and switches n..n+m−1 in the edge-list output (the Graph Golf
-order/radix format); `HostSwitchGraph.to_network()` gives the switches as a `Network` whose
+The edge-list output is Graph Golf's order/radix format: a first line `n m r`, then one edge per
+line, hosts numbered 0..n−1 and switches n..n+m−1; `HostSwitchGraph.to_network()` gives the switches as a `Network` whose
 endpoints are the host counts.
 """
 from __future__ import annotations
@@ -167,13 +167,56 @@ class HostSwitchGraph:
         return out
 
     def write_edge_list(self, path: str) -> None:
+        """Graph Golf's host-switch format: a first line `n m r` (hosts, switches, radix), then one
+        edge `a b` per line, hosts 0..n−1 and switches n..n+m−1."""
         with open(path, "w") as f:
+            f.write(f"{self.n} {self.m} {self.r}\n")
             for a, b in self.edge_list():
                 f.write(f"{a} {b}\n")
 
 
+def use_free_ports(free: np.ndarray, adj: list, edges: list, rng) -> None:
+    """Rewire so that no two free switch ports that could carry a link stay unused (annealing keeps
+    every switch's port count, so a port left free here would stay free for the whole run). Two
+    free ports u, v (u = v: one switch with two) not yet linked become the link (u, v); otherwise
+    a link (a, b) with a, b not in {u, v} and not adjacent to them becomes (u, a), (v, b), which
+    keeps the graph simple and connected. `free`, `adj` and `edges` are updated in place."""
+    while free.sum() >= 2:
+        open_ = [int(v) for v in rng.permutation(np.nonzero(free > 0)[0])]
+        pairs = [(u, v) for i, u in enumerate(open_) for v in open_[i + (free[u] < 2):]]
+        for u, v in pairs:
+            if u != v and v not in adj[u]:
+                adj[u].add(v), adj[v].add(u)
+                edges.append((u, v))
+                break
+            k = _takeover(edges, adj, u, v, rng)
+            if k is not None:
+                a, b = edges[k]
+                adj[a].discard(b), adj[b].discard(a)
+                edges[k] = (u, a)
+                edges.append((v, b))
+                adj[u].add(a), adj[a].add(u), adj[v].add(b), adj[b].add(v)
+                break
+        else:
+            return                                  # no rewiring can use the free ports
+        free[u] -= 1
+        free[v] -= 1
+
+
+def _takeover(edges: list, adj: list, u: int, v: int, rng):
+    """Index of a link (a, b), oriented in place, that can become (u, a), (v, b); or None."""
+    for k in rng.permutation(len(edges)):
+        a, b = edges[k]
+        for a, b in ((a, b), (b, a)):
+            if a not in (u, v) and b not in (u, v) and a not in adj[u] and b not in adj[v]:
+                edges[k] = (a, b)
+                return int(k)
+    return None
+
+
 def random_host_switch_graph(n: int, m: int, r: int, seed: int = 0, tries: int = 100) -> HostSwitchGraph:
-    """Hosts spread evenly, then a random simple switch graph on the free ports (greedy random pairing)."""
+    """Hosts spread evenly, then a random simple switch graph on the free ports (greedy random
+    pairing; `use_free_ports` then rewires until at most one usable port is left free)."""
     check_params(n, r, m)
     rng = np.random.default_rng(check_seed(seed))
     for _ in range(tries):
@@ -200,22 +243,23 @@ def random_host_switch_graph(n: int, m: int, r: int, seed: int = 0, tries: int =
             edges.append((u, v))
         if not ok:
             continue
+        stuck = np.zeros(m, dtype=bool)         # free ports but every open switch already adjacent
         while True:
-            open_ = np.nonzero(free > 0)[0]
+            open_ = np.nonzero((free > 0) & ~stuck)[0]
             if len(open_) < 2:
                 break
             v = int(open_[np.argmax(free[open_] + rng.random(len(open_)))])
             cand = [int(u) for u in open_ if u != v and u not in adj[v]]
             if not cand:
-                free[v] = 0       # leave the port unused
+                stuck[v] = True
                 continue
             u = cand[rng.integers(len(cand))]
             adj[u].add(v), adj[v].add(u)
             free[u] -= 1
             free[v] -= 1
             edges.append((u, v))
-        g = HostSwitchGraph(n, r, hosts, np.array(edges, dtype=np.int64).reshape(-1, 2))
-        return g
+        use_free_ports(free, adj, edges, rng)
+        return HostSwitchGraph(n, r, hosts, np.array(edges, dtype=np.int64).reshape(-1, 2))
     raise ParameterError(f"switches={m}: could not build a connected switch graph with radix {r}")
 
 
