@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib import stream, wiring
+from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
 
 from hdl.checks import quiet_on_error
@@ -55,8 +56,8 @@ class UARTTx(wiring.Component):
 
 
 class UARTRx(wiring.Component):
-    """8N1 receiver: 2-flop synchronizer, start bit detected on the falling edge and checked at
-    mid-bit, data and stop bits sampled at mid-bit."""
+    """8N1 receiver: 2-flop synchronizer (amaranth.lib.cdc.FFSynchronizer), start bit detected
+    on the falling edge and checked at mid-bit, data and stop bits sampled at mid-bit."""
 
     @quiet_on_error
     def __init__(self, divisor: int):
@@ -66,9 +67,8 @@ class UARTRx(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         d = self.divisor
-        s1 = Signal(init=1)
-        s2 = Signal(init=1)
-        m.d.sync += [s1.eq(self.rx), s2.eq(s1)]
+        s2 = Signal(init=1)                      # rx after two flip-flops, reset to the idle level
+        m.submodules.sync_rx = FFSynchronizer(self.rx, s2, init=1, reset_less=False, stages=2)
         timer = Signal(range(d))
         bits = Signal(range(10))                 # data bits still to sample
         shreg = Signal(8)
