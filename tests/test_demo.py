@@ -52,8 +52,8 @@ def test_demo_whole_pipeline(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--out-dir", "FILE"], "exists and is not a folder"),
-    (["--out-dir", "missing/x"], "parent folder .* does not exist"),
+    (["--out-dir", "FILE"], "is a file, expected a folder"),
+    (["--out-dir", "missing/x"], "folder .*missing.* does not exist"),
     (["--spec", "polarstar:q=6"], "q=6: must be a prime power"),
     (["--spec", "torus:dims=3x3"], "not a PolarStar"),
     (["--load", "0"], "--load=0.0: must be in"),

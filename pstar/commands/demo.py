@@ -7,7 +7,6 @@ and write a short report with the files to DIR. Progress lines go to stderr.
 """
 from __future__ import annotations
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -16,7 +15,8 @@ from topologies import build, export
 from topologies.errors import ParameterError
 from topologies.polarstar import PolarStarStructure
 
-from . import Result
+from ..outputs import check_output_dir
+from . import Result, add_quiet
 
 DEFAULT_SPEC = "polarstar:q=3,supernode=iq,degree=0"       # 26 routers, 52 endpoints
 LARGE_SPEC = "polarstar:q=11,supernode=iq,degree=3"        # the paper's 1,064 routers
@@ -38,26 +38,16 @@ def add_parser(sub):
     p.add_argument("--cycles", type=int, default=3000, metavar="N",
                    help="cycles of the simulated point (after 1,000 of warm-up) and of the co-simulation")
     p.add_argument("--no-cosim", action="store_true", help="skip the Verilator co-simulation")
+    add_quiet(p)
     return p
 
 
-def check_out_dir(path: Path) -> None:
-    """A folder the demo can create or write into; checked before any work."""
-    if path.exists():
-        if not path.is_dir():
-            raise ParameterError(f"--out-dir {path}: exists and is not a folder")
-        if not os.access(path, os.W_OK | os.X_OK):
-            raise ParameterError(f"--out-dir {path}: not writable")
-        return
-    parent = path.absolute().parent
-    if not parent.is_dir():
-        raise ParameterError(f"--out-dir {path}: parent folder {parent} does not exist")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise ParameterError(f"--out-dir {path}: cannot create it in {parent} (not writable)")
-
-
-def _say(step: int, text: str) -> None:
-    print(f"[{step}/{STEPS}] {text}", file=sys.stderr, flush=True)
+def _progress(quiet: bool):
+    """say(step, text): one progress line on stderr, unless --quiet."""
+    def say(step: int, text: str) -> None:
+        if not quiet:
+            print(f"[{step}/{STEPS}] {text}", file=sys.stderr, flush=True)
+    return say
 
 
 def run(args) -> Result:
@@ -65,8 +55,8 @@ def run(args) -> Result:
         raise ParameterError(f"--load={args.load}: must be in (0, 1] flits/cycle/endpoint")
     if not 1 <= args.cycles <= 1_000_000:
         raise ParameterError(f"--cycles={args.cycles}: must be in 1..1,000,000")
-    out = Path(args.out_dir)
-    check_out_dir(out)
+    out = check_output_dir(args.out_dir, "--out-dir")
+    say = _progress(args.quiet)
     t0 = time.perf_counter()
     net = build(args.spec)
     if not isinstance(net.structure, PolarStarStructure):
@@ -81,27 +71,27 @@ def run(args) -> Result:
     for suffix in (".json", ".anynet"):
         export(net, out / f"network{suffix}")
         data["files"].append(f"network{suffix}")
-    _say(1, f"built {net.name}: {net.num_routers} routers, {net.num_links} links, radix {net.radix}, "
+    say(1, f"built {net.name}: {net.num_routers} routers, {net.num_links} links, radix {net.radix}, "
             f"{net.num_endpoints} endpoints ({time.perf_counter() - t0:.1f} s); netlists written")
-    data["routing_check"] = _check_routing(net)
+    data["routing_check"] = _check_routing(net, say)
     from contract.params import RouterParams
     from sim.experiment import build_routing
     params = RouterParams(vcs=VCS)
     routing = build_routing(net, ROUTING, params)
-    data["simulation"] = _simulate(net, routing, params, args)
-    data["verilog"] = _write_verilog(net, routing, params, out)
+    data["simulation"] = _simulate(net, routing, params, args, say)
+    data["verilog"] = _write_verilog(net, routing, params, out, say)
     data["files"].append("network.v")
-    data["cosim"] = _cosimulate(args, net, out)
+    data["cosim"] = _cosimulate(args, net, out, say)
     data["seconds"] = round(time.perf_counter() - t0, 1)
     text = _report(data)
     (out / "report.md").write_text(text + "\n")
     data["files"].append("report.md")
-    _say(6, f"report written: {out / 'report.md'}")
+    say(6, f"report written: {out / 'report.md'}")
     data["out_dir"] = str(out)
     return Result(data, text)
 
 
-def _check_routing(net) -> dict:
+def _check_routing(net, say) -> dict:
     from routing_logic.polarstar import PolarStarArithmetic, verify_against_bfs
     from topologies.distances import distance_matrix
 
@@ -109,53 +99,53 @@ def _check_routing(net) -> dict:
     res = verify_against_bfs(PolarStarArithmetic(net.structure), net, distance_matrix(net))
     bad = {k: int(res[k]) for k in ("distance_mismatches", "next_hop_failures", "minimal_port_mismatches")}
     ok = not any(bad.values())
-    _say(2, f"arithmetic PolarStar routing on all {res['pairs']} router pairs: "
+    say(2, f"arithmetic PolarStar routing on all {res['pairs']} router pairs: "
             + ("minimal, equal to BFS" if ok else f"WRONG: {bad}") + f" ({time.perf_counter() - t:.1f} s)")
     return {"pairs": int(res["pairs"]), "minimal": ok, "max_hops": int(res["max_hops"]), **bad}
 
 
-def _simulate(net, routing, params, args) -> dict:
+def _simulate(net, routing, params, args, say) -> dict:
     from sim.experiment import run_point
 
     d = run_point(net, ROUTING, "uniform", args.load, params, warmup=1000, cycles=args.cycles, routing_obj=routing)
     keys = ("load", "offered", "accepted", "latency_mean", "latency_p99", "hops_mean", "lost", "vcs", "seconds")
-    _say(3, f"cycle model, uniform traffic at load {args.load}: accepted {d['accepted']:.3f} flits/cycle/endpoint, "
+    say(3, f"cycle model, uniform traffic at load {args.load}: accepted {d['accepted']:.3f} flits/cycle/endpoint, "
             f"latency {d['latency_mean']} cycles mean, {d['lost']} flits lost ({d['seconds']:.1f} s)")
     return {k: d[k] for k in keys}
 
 
-def _write_verilog(net, routing, params, out: Path) -> dict:
+def _write_verilog(net, routing, params, out: Path, say) -> dict:
     from hdl.network import network_verilog
 
     t = time.perf_counter()
     text, _ = network_verilog(net, ROUTING, params, shared=True, packed=True, routing_obj=routing, flit="wide")
     (out / "network.v").write_text(text)
     lines = text.count("\n")
-    _say(4, f"Verilog of the network: {out / 'network.v'} ({lines} lines, one router module instantiated "
+    say(4, f"Verilog of the network: {out / 'network.v'} ({lines} lines, one router module instantiated "
             f"{net.num_routers} times; {time.perf_counter() - t:.1f} s)")
     return {"file": "network.v", "lines": lines, "bytes": len(text)}
 
 
-def _cosimulate(args, net, out: Path) -> dict:
+def _cosimulate(args, net, out: Path, say) -> dict:
     from pstar import cosim
 
     why = ("--no-cosim" if args.no_cosim else
            f"{net.num_routers} routers (the demo co-simulates up to {COSIM_MAX_ROUTERS})"
            if net.num_routers > COSIM_MAX_ROUTERS else cosim.unavailable())
     if why:
-        _say(5, f"co-simulation skipped: {why}")
+        say(5, f"co-simulation skipped: {why}")
         return {"skipped": why}
-    _say(5, "co-simulation: Verilator build of network.v (about a minute on 2 cores the first time, "
+    say(5, "co-simulation: Verilator build of network.v (about a minute on 2 cores the first time, "
             "then cached in build/cocotb/) ...")
     rep = cosim.cosimulate(args.spec, ROUTING, VCS, args.load, args.cycles,
-                           progress=lambda s: print(f"      {s}", file=sys.stderr, flush=True))
+                           progress=None if args.quiet else lambda s: print(f"      {s}", file=sys.stderr, flush=True))
     ran = Path(rep["build"]["build_dir"]) / "pstar_network.v"
     same_file = ran.read_bytes() == (out / "network.v").read_bytes()
     equal = rep["mismatch"] is None and same_file
     d = {"rtl_equals_model": equal, "cycles": rep["cycles"], "flits_matched": rep["flits_matched"],
          "credits_matched": rep["credits_matched"], "verilog_is_network_v": same_file,
          "mismatch": rep["mismatch"], "cycles_per_s": rep["cycles_per_s"], "build": rep["build"]}
-    _say(5, (f"RTL = model: {rep['flits_matched']} flits matched in cycle, endpoint and contents over "
+    say(5, (f"RTL = model: {rep['flits_matched']} flits matched in cycle, endpoint and contents over "
              f"{rep['cycles']} cycles" if equal else
              f"RTL != model: {rep['mismatch'] or 'the co-simulated Verilog is not network.v'}"))
     return d
