@@ -6,6 +6,10 @@ something large; the strings are arbitrary.
 """
 import contextlib
 import io
+import json
+import os
+import tempfile
+from pathlib import Path
 
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -58,7 +62,7 @@ def check(argv):
         assert len(lines) == 1 and "Traceback" not in err, (argv, err)
 
 
-FUZZ = settings(max_examples=int(__import__("os").environ.get("PSTAR_FUZZ_EXAMPLES", "60")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=int(os.environ.get("PSTAR_FUZZ_EXAMPLES", "60")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @FUZZ
@@ -134,3 +138,89 @@ def test_fpga_build_options(spec, opts, id_input, no_wide_luts):
     if "--board" not in argv:
         argv += ["--board", "ulx3s-85f"]
     check(argv)
+
+
+# --- output files: checked before the work, never half-written -------------------------------------
+
+PATH_KINDS = ("ok", "missing-folder", "folder", "file-as-folder", "no-suffix", "bad-suffix", "empty")
+
+
+def output_path(kind: str, folder: Path, suffix: str) -> str:
+    """An --out/--plot argument of the given kind inside `folder` (a fresh temporary folder)."""
+    (folder / "plain.txt").write_text("a file, not a folder\n")
+    return {"ok": str(folder / f"out{suffix}"), "missing-folder": str(folder / "nosuch" / f"out{suffix}"),
+            "folder": str(folder), "file-as-folder": str(folder / "plain.txt" / f"out{suffix}"),
+            "no-suffix": str(folder / "out"), "bad-suffix": str(folder / "out.xyz"), "empty": ""}[kind]
+
+
+def command_argv(cmd: str, draw, path: str) -> list[str]:
+    """argv of `cmd` with random small numbers and specs, writing to `path`."""
+    num = draw(st.one_of(st.integers(-2, 40).map(str), junk))
+    if cmd == "topology":
+        return ["topology", draw(st.one_of(small_spec, specs())), "--out", path]
+    if cmd == "design-space":
+        return ["design-space", "--radix", draw(st.one_of(st.integers(-2, 40).map(str), junk)), "--plot", path]
+    if cmd == "metrics":
+        return ["metrics", draw(small_spec), "--trials", draw(st.sampled_from(["1", "2", "0", num])),
+                "--fail-links", draw(st.sampled_from(["0.3", "0.5", "1.5", "x"])), "--bisection-seeds", "1",
+                "--no-spectrum", "--plot", path]
+    if cmd == "sweep":
+        return ["sweep", draw(small_spec), "--loads", draw(st.sampled_from(["0.1", "0.1,0.3", "2", "", num])),
+                "--cycles", "30", "--warmup", "5", "--quiet", "--plot", path]
+    if cmd == "hostswitch":
+        return ["hostswitch", "--hosts", draw(st.sampled_from(["8", "12", "2", "1000000000", num])),
+                "--radix", draw(st.sampled_from(["4", "5", "3", "1"])), "--steps", "20", "--quiet", "--out", path]
+    if cmd == "verilog":          # a bad path is refused before elaboration, the good one elaborates q=2
+        return ["verilog", "polarstar:q=2,supernode=iq,degree=0", "--out", path]
+    if cmd == "fpga-sweep":
+        return ["fpga", "sweep", "--no-build", "--out", path]
+    return ["fpga", "build", draw(small_spec), "--board", "ulx3s-85f", "--dry-run", "--build-dir", path]
+
+
+SUFFIX = {"topology": ".json", "design-space": ".png", "metrics": ".svg", "sweep": ".png", "hostswitch": ".txt",
+          "verilog": ".v", "fpga-sweep": "", "fpga-build": ""}
+
+
+def run_captured(argv):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        try:
+            code = main(argv)
+        except SystemExit as e:
+            code = e.code
+    return code, out.getvalue(), err.getvalue()
+
+
+@settings(max_examples=int(os.environ.get("PSTAR_FUZZ_OUTPUT_EXAMPLES", "40")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(sorted(SUFFIX)), st.sampled_from(PATH_KINDS), st.booleans(), st.data())
+def test_every_output_is_written_whole_or_refused(cmd, kind, as_json, data):
+    """Exit 0 and the file is complete, or exit 2 with one line and no file (nor a temporary one)."""
+    if cmd == "verilog" and kind in ("ok", "no-suffix", "bad-suffix"):
+        kind = "missing-folder"       # a path it takes is test_hdl_cli's: elaborating takes seconds
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        path = output_path(kind, folder, SUFFIX[cmd])
+        argv = command_argv(cmd, data.draw, path) + (["--json"] if as_json else [])
+        before = sorted(p.name for p in folder.iterdir())
+        code, out, err = run_captured(argv)
+        assert code in (0, 2), (argv, code, err)
+        assert "Traceback" not in err and "Warning:" not in err, (argv, err)
+        after = sorted(p.name for p in folder.iterdir())
+        assert not [n for n in after if ".partial-" in n], (argv, after)
+        if code == 2:
+            lines = [line for line in err.splitlines() if line.strip()]
+            assert len(lines) == 1 and lines[0].startswith("pstar"), (argv, err)
+            assert after == before, (argv, before, after)
+            return
+        # an edge list or a build folder takes any name, and a build folder may exist already
+        assert kind == "ok" or (cmd in ("hostswitch", "fpga-build") and kind in ("no-suffix", "bad-suffix")) \
+            or (cmd == "fpga-build" and kind == "folder"), (argv, "a bad path was accepted")
+        if as_json:
+            d = json.loads(out)
+            assert isinstance(d, dict)
+        if cmd not in ("fpga-sweep", "fpga-build"):
+            written = Path(path)
+            assert written.is_file() and written.stat().st_size > 0, argv
+            if cmd == "topology":
+                assert json.loads(written.read_text())["format"] == "pstar-netlist/1"

@@ -137,6 +137,8 @@ def check_sweep_out(out: str, no_build: bool) -> None:
     """`fpga sweep --out OUT` writes OUT.json, OUT.md and OUT.png: each a writable file name in an
     existing folder; with --no-build the table is made from OUT.json, which must then exist."""
     base = Path(out)
+    if not base.name or base.name in (".", ".."):
+        raise ParameterError(f"--out={out!r}: expected a file name prefix, e.g. docs/fpga_sweep")
     for suffix in (".json", ".md", ".png"):
         check_output(base.with_suffix(suffix), "--out")
     if no_build and not base.with_suffix(".json").is_file():
