@@ -268,3 +268,10 @@ def test_failure_draw_seed_is_reported():
     assert code == 0, err
     d = json.loads(out)
     assert d["fail_seed"] == 7 and d["failed_links"] > 0 and d["seed"] == 1
+
+
+@pytest.mark.parametrize("argv", [["design-space", "--radix", "١٥"], ["topology", "er:q=3", "-p", "1_0"],
+                                  ["hostswitch", "--hosts", "٨", "--radix", "4"]])
+def test_options_take_ascii_digits_only(argv):
+    code, out, err = run_main(*argv)
+    assert code == 2 and out == "" and "invalid integer" in one_error_line(err)

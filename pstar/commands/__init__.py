@@ -18,6 +18,15 @@ class Result:
     outputs: list = field(default_factory=list)     # pstar.outputs.Output: files written after the work
 
 
+def integer(text: str) -> int:
+    """argparse `type=` for integers written in ASCII digits (int() also reads '٣' and '1_000')."""
+    from topologies.spec import ascii_int
+    try:
+        return ascii_int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid integer: {text!r}") from None
+
+
 def add_quiet(p) -> None:
     """`--quiet` (and the older `--no-progress`, hidden): no progress bars on stderr."""
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")

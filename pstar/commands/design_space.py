@@ -5,7 +5,7 @@ from topologies.errors import ParameterError
 from topologies.polarstar import design_space
 
 from ..outputs import PLOT_SUFFIXES, Output, check_output
-from . import Result, table
+from . import Result, integer, table
 
 RADIX_LIMIT = 100_000   # design_space(R) tries every q < R: 0.04 s at R = 10^4
 PLOT_RADIX_LIMIT = 512  # the plot runs design_space for every radix 8..R: a few seconds at this one
@@ -13,7 +13,7 @@ PLOT_RADIX_LIMIT = 512  # the plot runs design_space for every radix 8..R: a few
 
 def add_parser(sub):
     p = sub.add_parser("design-space", help="feasible PolarStar (q, supernode, d') for a radix")
-    p.add_argument("--radix", type=int, required=True, help="network radix d* = q + 1 + d'")
+    p.add_argument("--radix", type=integer, required=True, help="network radix d* = q + 1 + d'")
     p.add_argument("--plot", default=None, metavar="FILE",
                    help="plot order and Moore efficiency vs radix (8..max(R, 32)) to FILE (.png, .svg or .pdf)")
     return p

@@ -23,7 +23,7 @@ from contract.cli import add_router_arguments, values_from_args
 from topologies.errors import ParameterError
 
 from ..outputs import check_output, check_output_dir
-from . import Result, table
+from . import Result, integer, table
 
 
 def _pnr_router(p):
@@ -80,7 +80,7 @@ def _common_build(p):
     _router_options(p)
     p.add_argument("--freq", type=float, default=None, metavar="MHZ",
                    help="design clock (ECP5: made by the PLL, default 100; iCE40: the 12 MHz board clock)")
-    p.add_argument("--seed", type=int, default=1, help="nextpnr placement seed (default 1)")
+    p.add_argument("--seed", type=integer, default=1, help="nextpnr placement seed (default 1)")
     _pnr_router(p)
     _wide_luts(p)
     _abc(p)
@@ -99,15 +99,15 @@ def add_parser(sub):
     b.add_argument("--design", default="router", metavar="DESIGN",
                    help="router (one router with traffic generators on every port), network, or unit "
                         "(the router's routing unit alone; default router)")
-    b.add_argument("--ports", type=int, default=None, metavar="P",
+    b.add_argument("--ports", type=integer, default=None, metavar="P",
                    help="ports per router (network radix + endpoints; default: the family's endpoints)")
-    b.add_argument("--router", type=int, default=0,
+    b.add_argument("--router", type=integer, default=0,
                    help="which router of SPEC the router or unit design builds (default 0)")
     b.add_argument("--id-input", action="store_true",
                    help="unit design: the router id is an input, one design for every router "
                         "(table units become a RAM loaded through the load port)")
     _common_build(b)
-    b.add_argument("--census", type=int, default=0, metavar="N",
+    b.add_argument("--census", type=integer, default=0, metavar="N",
                    help="ECP5: stop after synthesis and list the N register groups with the longest "
                         "estimated paths (fpga/logic_depth.py; minutes, no place and route)")
     b.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
@@ -115,9 +115,9 @@ def add_parser(sub):
     a.add_argument("spec", metavar="SPEC", help="topology, e.g. polarstar:q=3,supernode=iq,degree=0")
     a.add_argument("--board", default="ulx3s-85f", metavar="BOARD", help="an ECP5 board (default ulx3s-85f)")
     a.add_argument("--routing", default="polarstar", metavar="R", help="polarstar (arithmetic), min (table), polarized")
-    a.add_argument("--ports", type=int, default=None, metavar="P",
+    a.add_argument("--ports", type=integer, default=None, metavar="P",
                    help="ports per router (network radix + endpoints; default: the family's endpoints)")
-    a.add_argument("--router", type=int, default=0, help="which router of SPEC (default 0)")
+    a.add_argument("--router", type=integer, default=0, help="which router of SPEC (default 0)")
     _router_options(a)
     _wide_luts(a)
     a.add_argument("--quiet", action="store_true", help="no progress on stderr")

@@ -14,7 +14,7 @@ from topologies.errors import ParameterError
 from topologies.spec import check_memory
 
 from ..outputs import Output, check_output
-from . import Result, add_quiet, table
+from . import Result, add_quiet, integer, table
 
 # Above this many hosts the m_opt search (optimal_switches, one Moore bound per m in 1..2n+1)
 # alone takes minutes; the annealer's all-sources BFS is O(m²) per step anyway.
@@ -23,12 +23,12 @@ HOSTS_LIMIT = 100_000
 
 def add_parser(sub):
     p = sub.add_parser("hostswitch", help="optimize a host-switch graph (h-ASPL) by simulated annealing")
-    p.add_argument("--hosts", type=int, required=True, help="number of hosts n")
-    p.add_argument("--radix", type=int, required=True, help="ports per switch r")
-    p.add_argument("--switches", type=int, default=None, help="number of switches m (default: m_opt)")
+    p.add_argument("--hosts", type=integer, required=True, help="number of hosts n")
+    p.add_argument("--radix", type=integer, required=True, help="ports per switch r")
+    p.add_argument("--switches", type=integer, default=None, help="number of switches m (default: m_opt)")
     p.add_argument("--time", type=float, default=None, help="time budget in seconds (default 10 when --steps is not given)")
-    p.add_argument("--steps", type=int, default=None, help="fixed number of SA steps instead of a time budget")
-    p.add_argument("--seed", type=int, default=0,
+    p.add_argument("--steps", type=integer, default=None, help="fixed number of SA steps instead of a time budget")
+    p.add_argument("--seed", type=integer, default=0,
                    help="seed of the random start graph and of the annealing (default 0)")
     p.add_argument("--operation", choices=("swing", "swap"), default="swing",
                    help="2-neighbor swing (default) or swap only (keeps the host distribution)")

@@ -12,20 +12,20 @@ from topologies import build
 from topologies.errors import ParameterError, check_seed
 
 from ..outputs import PLOT_SUFFIXES, Output, check_output
-from . import Result, add_quiet, progress, table
+from . import Result, add_quiet, integer, progress, table
 
 
 def add_parser(sub):
     p = sub.add_parser("metrics", help="structural metrics: distances, spectrum, bisection, Moore efficiency, resilience")
     p.add_argument("spec", metavar="SPEC", help="family:key=value,... e.g. lps:p=11,q=7")
-    p.add_argument("-p", type=int, default=None, help="endpoints per router (default: family's choice)")
+    p.add_argument("-p", type=integer, default=None, help="endpoints per router (default: family's choice)")
     p.add_argument("--fail-links", type=float, default=None, metavar="STEP",
                    help="run the link-failure study, removing this fraction of the links per step (e.g. 0.05)")
-    p.add_argument("--trials", type=int, default=None, help="random failure orders for the study (default 100)")
+    p.add_argument("--trials", type=integer, default=None, help="random failure orders for the study (default 100)")
     p.add_argument("--plot", default=None, metavar="FILE",
                    help="plot diameter/mean distance vs failed links (.png, .svg or .pdf)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the failure orders, reported in the output (default 0)")
-    p.add_argument("--bisection-seeds", type=int, default=8, help="METIS runs, the best is kept (default 8)")
+    p.add_argument("--seed", type=integer, default=0, help="seed of the failure orders, reported in the output (default 0)")
+    p.add_argument("--bisection-seeds", type=integer, default=8, help="METIS runs, the best is kept (default 8)")
     p.add_argument("--no-spectrum", action="store_true", help="skip the eigenvalues")
     add_quiet(p)
     return p

@@ -26,7 +26,7 @@ from routing_logic.polarstar import PolarStarArithmetic, verify_against_bfs
 from routing_logic.registry import ROUTINGS, make_routing
 from routing_logic.table import ORACLES, table_storage_bits
 
-from . import Result, add_quiet, progress, table
+from . import Result, add_quiet, integer, progress, table
 
 ALL_PAIRS_LIMIT = 12_000        # BFS all pairs up to this many routers, else sampled sources
 POLARIZED_ALL_SOURCES = 300     # Polarized route graphs from every source up to this size
@@ -43,9 +43,9 @@ def add_parser(sub):
     p.add_argument("--distances", default="auto",
                    help=f"distance source for polarized/valiant/ugal: {', '.join(ORACLES)}")
     p.add_argument("--paths", default=None, help="polarstar only: single (default) or all minimal ports")
-    p.add_argument("--sources", type=int, default=None,
+    p.add_argument("--sources", type=integer, default=None,
                    help="check only this many sampled sources (default: all when small)")
-    p.add_argument("--seed", type=int, default=0, help="RNG seed for sampling and Valiant intermediates")
+    p.add_argument("--seed", type=integer, default=0, help="RNG seed for sampling and Valiant intermediates")
     p.add_argument("--exact-deadlock", action="store_true", help="always build the exact channel dependency graph")
     p.add_argument("--pair", default=None, metavar="S,T", help="print the idle-network route from router S to T")
     add_quiet(p)

@@ -6,7 +6,7 @@ from contract.params import PARAMS
 from topologies import build
 from topologies.errors import ParameterError, check_seed
 
-from . import Result, add_quiet, progress, table
+from . import Result, add_quiet, integer, progress, table
 
 # the contract's parameters and options `pstar sim` and `pstar sweep` take (contract.params)
 ROUTER_FLAGS = ("vcs", "vc_policy", "depth", "packet_flits", "alloc_iters", "va_stages", "sa_stages", "st_stage",
@@ -16,20 +16,20 @@ VCS_DEFAULT = f"max({PARAMS['vcs'].default}, what the routing needs to be deadlo
 
 def add_common(p):
     p.add_argument("spec", metavar="SPEC", help="topology, e.g. polarstar:q=11,supernode=iq,degree=3")
-    p.add_argument("-p", type=int, default=None, help="endpoints per router")
+    p.add_argument("-p", type=integer, default=None, help="endpoints per router")
     p.add_argument("--routing", default="min",
                    help="min, polarstar, polarized, valiant, ugal (default: %(default)s)")
     p.add_argument("--traffic", default="uniform",
                    help="uniform, permutation, shuffle, reverse, adversarial, neighbor (default: %(default)s)")
-    p.add_argument("--cycles", type=int, default=5000, help="measurement window in cycles (default: %(default)s)")
-    p.add_argument("--warmup", type=int, default=1000, help="warm-up cycles before measuring (default: %(default)s)")
-    p.add_argument("--seed", type=int, default=1,
+    p.add_argument("--cycles", type=integer, default=5000, help="measurement window in cycles (default: %(default)s)")
+    p.add_argument("--warmup", type=integer, default=1000, help="warm-up cycles before measuring (default: %(default)s)")
+    p.add_argument("--seed", type=integer, default=1,
                    help="seed of the traffic (injections and destinations) (default: %(default)s)")
     add_router_arguments(p, only=ROUTER_FLAGS, computed={"vcs": VCS_DEFAULT})
     p.add_argument("--fail-links", type=float, default=0.0, metavar="F",
                    help="fail this fraction of the links at random (network stays connected); routing is "
                         "recomputed for the damaged network (default: %(default)s)")
-    p.add_argument("--fail-seed", type=int, default=0,
+    p.add_argument("--fail-seed", type=integer, default=0,
                    help="seed of the failed-link draw, reported in the output (default: %(default)s)")
     add_quiet(p)
 

@@ -17,7 +17,7 @@ from topologies import build
 from topologies.errors import ParameterError
 
 from ..outputs import Output, check_output
-from . import Result, table
+from . import Result, integer, table
 
 ROUTINGS = ("polarstar", "min", "polarized")
 
@@ -29,7 +29,7 @@ def add_parser(sub):
                    help=f"routing unit: {', '.join(ROUTINGS)} (default polarstar)")
     add_router_arguments(p, only=("vcs", "depth"), computed={
         "vcs": f"max({PARAMS['vcs'].default}, the routing's deadlock-free VC count)"})
-    p.add_argument("-p", type=int, default=None, help="endpoints per router (default: family's choice)")
+    p.add_argument("-p", type=integer, default=None, help="endpoints per router (default: family's choice)")
     p.add_argument("--out", default="pstar_network.v", metavar="FILE",
                    help="output file (default pstar_network.v)")
     p.add_argument("--per-router", action="store_true", help="one Verilog module per router (area studies)")
