@@ -32,11 +32,14 @@ def add_parser(sub):
                    help=f"the PolarStar (SPEC or netlist file; default: the 26-router {DEFAULT_SPEC}; "
                         f"the 1,064-router network: {LARGE_SPEC}; co-simulated up to {COSIM_MAX_ROUTERS} routers)")
     p.add_argument("--out-dir", default="pstar-demo", metavar="DIR",
-                   help="folder for the report, netlists and Verilog (created; its parent must exist)")
+                   help="folder for the report, netlists and Verilog (created; its parent must exist; "
+                        "default: %(default)s)")
     p.add_argument("--load", type=float, default=0.5, metavar="X",
-                   help="offered load of the simulated point and the co-simulation, flits/cycle/endpoint")
+                   help="offered load of the simulated point and the co-simulation, flits/cycle/endpoint "
+                        "(default: %(default)s)")
     p.add_argument("--cycles", type=int, default=3000, metavar="N",
-                   help="cycles of the simulated point (after 1,000 of warm-up) and of the co-simulation")
+                   help="cycles of the simulated point (after 1,000 of warm-up) and of the co-simulation "
+                        "(default: %(default)s)")
     p.add_argument("--no-cosim", action="store_true", help="skip the Verilator co-simulation")
     add_quiet(p)
     return p
@@ -111,7 +114,10 @@ def _simulate(net, routing, params, args, say) -> dict:
     keys = ("load", "offered", "accepted", "latency_mean", "latency_p99", "hops_mean", "lost", "vcs", "seconds")
     say(3, f"cycle model, uniform traffic at load {args.load}: accepted {d['accepted']:.3f} flits/cycle/endpoint, "
             f"latency {d['latency_mean']} cycles mean, {d['lost']} flits lost ({d['seconds']:.1f} s)")
-    return {k: d[k] for k in keys}
+    out = {k: d[k] for k in keys}
+    if out["latency_p99"] is not None:
+        out["latency_p99"] = round(out["latency_p99"], 1)
+    return out
 
 
 def _write_verilog(net, routing, params, out: Path, say) -> dict:
