@@ -14,7 +14,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from pstar.cli import main
+from pstar.cli import main, make_parser
 from topologies import build
 from topologies.errors import ParameterError
 from topologies.spec import FAMILIES, _load_families
@@ -224,3 +224,32 @@ def test_every_output_is_written_whole_or_refused(cmd, kind, as_json, data):
             assert written.is_file() and written.stat().st_size > 0, argv
             if cmd == "topology":
                 assert json.loads(written.read_text())["format"] == "pstar-netlist/1"
+
+
+@settings(max_examples=int(os.environ.get("PSTAR_FUZZ_EXAMPLES", "60")), deadline=None)
+@given(st.sampled_from(sorted(FAMILIES)), st.data())
+def test_huge_numbers_are_refused_at_once(name, data):
+    """Every integer of a SPEC at 10^9..10^30 (sizes of `dims` too): refused in one line within a
+    second, by the size estimate or the parameter checks, before anything is allocated."""
+    import time
+
+    import topologies.spec
+
+    huge = st.integers(10 ** 9, 10 ** 30)
+    items = []
+    for key, (typ, _) in FAMILIES[name].params.items():
+        if key == "dims":
+            items.append(f"dims={'x'.join(map(str, data.draw(st.lists(huge, min_size=1, max_size=3))))}")
+        elif typ is int and key != "seed":
+            items.append(f"{key}={data.draw(huge)}")
+    make_parser()                                   # the command modules imported before the clock starts
+    old = topologies.spec.available_memory
+    topologies.spec.available_memory = lambda: 8 * 10 ** 9
+    try:
+        t0 = time.perf_counter()
+        code, out, err = run_captured(["topology", f"{name}:{','.join(items)}"])
+        seconds = time.perf_counter() - t0
+    finally:
+        topologies.spec.available_memory = old
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, (items, err)
+    assert seconds < 1.0, (items, seconds)
