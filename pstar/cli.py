@@ -70,7 +70,10 @@ def _main(argv) -> int:
     from pstar.outputs import write_outputs
 
     failed = write_outputs(result.outputs, result.data)
-    _print(result, args.json)
+    unprinted = _print(result, args.json)
+    if unprinted:
+        files = [str(o.path) for o in result.outputs if failed is None]
+        return _fail(name, f"stdout: cannot write ({unprinted})" + (f"; written: {', '.join(files)}" if files else ""))
     if failed:
         return _fail(name, failed)
     for m in messages:
@@ -92,7 +95,8 @@ def _warnings(caught) -> list[str]:
     return list(seen)
 
 
-def _print(result, as_json: bool) -> None:
+def _print(result, as_json: bool) -> str | None:
+    """Print the result; None when done, else why stdout took none of it (a closed pipe is fine)."""
     try:
         if as_json:
             json.dump(result.data, sys.stdout, separators=(",", ":"))
@@ -101,6 +105,20 @@ def _print(result, as_json: bool) -> None:
             print(result.text)
         sys.stdout.flush()
     except BrokenPipeError:         # e.g. `pstar ... --json | head`
+        _discard_stdout()
+    except OSError as e:            # e.g. `pstar ... > /dev/full`
+        _discard_stdout()
+        return e.strerror or str(e)
+    return None
+
+
+def _discard_stdout() -> None:
+    """Send what stdout still buffers to /dev/null, so that the flush at exit does not fail again."""
+    import os
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):     # io.UnsupportedOperation: stdout is no file
         sys.stdout = None
 
 

@@ -275,3 +275,15 @@ def test_failure_draw_seed_is_reported():
 def test_options_take_ascii_digits_only(argv):
     code, out, err = run_main(*argv)
     assert code == 2 and out == "" and "invalid integer" in one_error_line(err)
+
+
+@pytest.mark.skipif(not __import__("os").path.exists("/dev/full"), reason="needs /dev/full")
+def test_full_stdout_is_one_line(tmp_path):
+    """`pstar ... > /dev/full`: one line naming stdout and the file that was written, exit 2."""
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([sys.executable, "-m", "pstar.cli", "topology", "er:q=3", "--out", str(tmp_path / "n.json")],
+                           stdout=full, stderr=subprocess.PIPE, text=True)
+    assert r.returncode == 2
+    line = one_error_line(r.stderr)
+    assert "stdout: cannot write (No space left on device)" in line and "n.json" in line
+    assert json.loads((tmp_path / "n.json").read_text())["routers"] == 13
