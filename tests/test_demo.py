@@ -25,7 +25,7 @@ def _check_common(out, data, err):
     assert {"network.json", "network.anynet", "network.v", "report.md"} <= set(data["files"])
     assert data["routers"] == 26 and data["routing_check"]["minimal"] and data["routing_check"]["pairs"] == 650
     sim = data["simulation"]
-    assert sim["lost"] == 0 and abs(sim["accepted"] - 0.5) < 0.03
+    assert sim["lost"] == 0 and abs(sim["accepted"] - 0.4) < 0.03
     text = (out / "network.v").read_text()
     assert text.count("pstar_router ") >= 26 and data["verilog"]["lines"] == text.count("\n")
     assert [line[:5] for line in err.splitlines() if line.startswith("[")][:4] == ["[1/6]", "[2/6]", "[3/6]", "[4/6]"]
@@ -45,7 +45,7 @@ def test_demo_whole_pipeline(tmp_path, capsys):
     _check_common(out, data, err)
     c = data["cosim"]
     assert c["rtl_equals_model"] and c["verilog_is_network_v"] and c["mismatch"] is None
-    assert c["flits_matched"] > 0.45 * 2000 * 26
+    assert c["flits_matched"] > 0.35 * 2000 * 26
     report = (out / "report.md").read_text()
     assert f"RTL = model, {c['flits_matched']} flits" in report
     assert "RTL = model" in err

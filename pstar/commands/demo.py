@@ -34,7 +34,7 @@ def add_parser(sub):
     p.add_argument("--out-dir", default="pstar-demo", metavar="DIR",
                    help="folder for the report, netlists and Verilog (created; its parent must exist; "
                         "default: %(default)s)")
-    p.add_argument("--load", type=float, default=0.5, metavar="X",
+    p.add_argument("--load", type=float, default=0.4, metavar="X",
                    help="offered load of the simulated point and the co-simulation, flits/cycle/endpoint "
                         "(default: %(default)s)")
     p.add_argument("--cycles", type=int, default=3000, metavar="N",
