@@ -246,9 +246,9 @@ def test_huge_numbers_are_refused_at_once(name, data):
     old = topologies.spec.available_memory
     topologies.spec.available_memory = lambda: 8 * 10 ** 9
     try:
-        t0 = time.perf_counter()
+        t0 = time.process_time()                      # CPU time: the CI machine is shared
         code, out, err = run_captured(["topology", f"{name}:{','.join(items)}"])
-        seconds = time.perf_counter() - t0
+        seconds = time.process_time() - t0
     finally:
         topologies.spec.available_memory = old
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, (items, err)
