@@ -243,11 +243,10 @@ def _options(parser):
 
 def test_every_option_has_help_and_progress_goes_with_quiet():
     parser = make_parser()
-    missing = [f"{where.strip()} {a.option_strings[0]}" for where, a in _options(parser)
-               if not a.help and not where.startswith("demo")]        # demo: rewritten elsewhere
+    missing = [f"{where.strip()} {a.option_strings[0]}" for where, a in _options(parser) if not a.help]
     assert not missing, missing
     sub = next(a for a in parser._actions if a.choices and "sim" in a.choices).choices
-    for name in ("sim", "sweep", "route", "metrics", "hostswitch"):
+    for name in ("demo", "sim", "sweep", "route", "metrics", "hostswitch"):
         flags = {f for a in sub[name]._actions for f in a.option_strings}
         assert "--quiet" in flags and "--no-progress" in flags, name
     text = sub["sim"].format_help()
