@@ -31,6 +31,15 @@ def submodule(mod: Module, name: str):
     return mod._named_submodules[name][0]
 
 
+def open_submodule(mod: Module, name: str, platform=None):
+    """Open the named submodule of an opened module in place (its elaborated module replaces it):
+    (the component, its signals by name)."""
+    comp, src_loc = mod._named_submodules[name]
+    inner, found = open_up(comp, platform)
+    mod._named_submodules[name] = (inner, src_loc)
+    return comp, found
+
+
 def memory(mod: Module, name: str):
     """A `Memory` submodule of an opened module, to add read ports to."""
     return submodule(mod, name)
@@ -44,4 +53,4 @@ def signal(signals: dict, name: str):
                        f"{', '.join(sorted(signals)[:40])}...") from None
 
 
-__all__ = ["open_up", "submodule", "memory", "signal"]
+__all__ = ["open_up", "open_submodule", "submodule", "memory", "signal"]
