@@ -158,7 +158,8 @@ def sa_harness(V: int = 3, B: int = 4, allocator_cls=None, **params):
         m.d.comb += [Assert(_onehot0(sends)), Assert(_onehot0(dut.read[i]))]
         with m.If(sends.any()):
             m.d.comb += Assert(dut.read[i] == sends)
-        arr_v, arr_vc, arr_tail = Signal(name=f"arr_v{i}"), Signal(range(V), name=f"arr_vc{i}"), Signal(name=f"arr_t{i}")
+        arr_v, arr_tail = Signal(name=f"arr_v{i}"), Signal(name=f"arr_t{i}")
+        arr_vc = Signal(range(V), name=f"arr_vc{i}")
         free += [arr_v, arr_vc, arr_tail]
         m.d.comb += Assume(arr_vc < V)
         for v in range(V):

@@ -16,7 +16,7 @@ behind the front is not excluded).
 """
 from __future__ import annotations
 
-from amaranth.hdl import Assert, Assume, Const, Module, Mux, Signal
+from amaranth.hdl import Assert, Assume, Module, Mux, Signal
 
 from ..buffer import VCBuffer
 from .internals import memory, open_up, signal

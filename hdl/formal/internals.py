@@ -15,6 +15,7 @@ from amaranth.hdl import Module
 def open_up(component, platform=None):
     """(module, signals): `component` elaborated, and every signal it drives, by name."""
     mod = component.elaborate(platform)
+    component._MustUse__silence = True    # used through `mod`, not itself: no UnusedElaboratable warning
     if not isinstance(mod, Module):
         raise TypeError(f"{component!r}: elaborate returned {mod!r}, not a Module")
     mod._flush()                      # close a trailing If/Elif chain so its statements are listed

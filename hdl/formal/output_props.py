@@ -18,7 +18,7 @@ holds. Asserted, per output VC:
 """
 from __future__ import annotations
 
-from amaranth.hdl import Assert, Assume, Cat, Module, Mux, Signal
+from amaranth.hdl import Assert, Assume, Cat, Module, Signal
 
 from ..router.output_unit import OutputUnit
 from .internals import open_up, signal
@@ -27,7 +27,8 @@ from .internals import open_up, signal
 def output_harness(R: int = 4, P: int = 5, V: int = 3, B: int = 4, credit_delay: int = 1, flags: int = 1,
                    link_delay: int = 1, unit_cls=OutputUnit, dishonest: bool = False):
     """credit_delay, link_delay: the router's credit_latency and link_latency (as `RouterParams`);
-    flags: the counter flags kept (the router keeps sa_stages). dishonest=True: the downstream may return a credit for a flit it never got (the check must fail)."""
+    flags: the counter flags kept (the router keeps sa_stages). dishonest=True: the downstream
+    may return a credit for a flit it never got (the check must fail)."""
     credit_latency, link_latency = credit_delay, link_delay
     m = Module()
     dut = unit_cls(R, P, V, B, credit_latency, flags)
@@ -89,9 +90,9 @@ def output_harness(R: int = 4, P: int = 5, V: int = 3, B: int = 4, credit_delay:
             m.d.comb += [Assert(dut.credit_gt[o][w][j] == (cnt > j)) for j in range(flags)]
             with m.If(send[w]):
                 m.d.comb += Assume(dut.credit_gt[o][w][0])       # the switch allocator's credit check
-            if credit_latency >= 2:
-                # the decoded register is one-hot (or empty): a credit of one VC per cycle
-                m.d.comb += Assert((oh & (oh - 1)) == 0) if w == 0 else []
+        if credit_latency >= 2:
+            # the decoded register is one-hot (or empty): a credit of one VC per cycle
+            m.d.comb += Assert((oh & (oh - 1)) == 0)
     return m, free
 
 
