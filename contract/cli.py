@@ -13,6 +13,7 @@ one-line error, naming the flag, e.g. `argument --vcs: vcs=65: must be an intege
 from __future__ import annotations
 
 import argparse
+import re
 
 from .params import PARAMS, SPECS, RouterParams, Spec
 
@@ -23,7 +24,8 @@ def _int_type(spec: Spec, fpga: bool):
 
     def parse(text: str) -> int:
         try:
-            value = int(text)
+            # ASCII digits only: int() also reads "٣" as 3 and "1_0" as 10
+            value = int(text) if re.fullmatch(r"\s*[-+]?[0-9]+\s*", text) else text
         except ValueError:
             value = text
         message = spec.error(value, fpga, name)

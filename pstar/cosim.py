@@ -14,6 +14,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from contract.params import PARAMS
+
 COCOTB_DIR = Path(__file__).resolve().parents[1] / "tests" / "cocotb"
 
 
@@ -38,7 +40,7 @@ def replay_module():
     return importlib.import_module("replay")
 
 
-def cosimulate(spec: str, routing: str = "polarstar", vcs: int = 4, load: float = 0.5, cycles: int = 3000,
+def cosimulate(spec: str, routing: str = "polarstar", vcs: int = PARAMS["vcs"].default, load: float = 0.5, cycles: int = 3000,
                seed: int = 1, progress=None) -> dict:
     """Model and Verilated network top in lockstep for `cycles` cycles of uniform traffic at
     `load`. Returns the replay's report: "mismatch" is None when every ejected flit, credit and

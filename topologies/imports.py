@@ -39,7 +39,8 @@ def netlist_path(spec) -> Path | None:
             return path
     except (OSError, ValueError):          # name too long, NUL byte: not a file
         return None
-    named = "/" in str(spec) or path.suffix.lower() in JSON_SUFFIXES + ANYNET_SUFFIXES
+    # a name with a control character is left to the SPEC parser, whose error quotes it
+    named = str(spec).isprintable() and ("/" in str(spec) or path.suffix.lower() in JSON_SUFFIXES + ANYNET_SUFFIXES)
     return path if named else None
 
 
