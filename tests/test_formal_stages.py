@@ -51,6 +51,7 @@ PROOFS = [
     ("polarstar_unit_q3_iq3", lambda: unit_harness(3, "iq", 3), 1, ROM, False),
     # the whole router, one-cycle allocators: ownership, release at a tail, credits (k-induction)
     ("router5_ownership_and_credits", lambda: router5_harness(3, 4), 1, "", True),
+    ("router5_va_stages2_choice_stage", lambda: router5_harness(3, 4, va_stages=2, va_choice_stage=1), 1, "", False),
 ]
 
 

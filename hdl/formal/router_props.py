@@ -9,7 +9,9 @@ only for a flit it got. Flit contents are otherwise free.
 Asserted, `induct=True` (k-induction; the allocation state read from the netlist: `alloc_valid_*`,
 `alloc_oh_*`, `alloc_w_*` of the router, the output unit's `busy` and credit flags):
   * ownership: every output VC is held by at most one input VC, `busy` exactly when one holds
-    it, an allocated input VC holds exactly one output VC and its `alloc_w` is that VC's VC;
+    it, an allocated input VC holds exactly one output VC and its `alloc_w` is that VC's VC
+    (with va_stages 2, also: a request registered for the VA's second stage is never of an
+    allocated VC, the VA's `va2_v_*`);
   * released exactly at a tail: `busy` of (o, w) falls exactly when a tail left on output o
     with VC w (st_stage cycles after the switch allocation that freed it);
   * credits: every output credit counter + flits in the traversal stages + flits outstanding
@@ -17,9 +19,10 @@ Asserted, `induct=True` (k-induction; the allocation state read from the netlist
     counted down then), each counter flag
     `credits > j` equal to the compare (and, three-stage SA, every input VC's copy of the flags of
     the output VC it holds equal to them: the router's `held_credit_error` never set).
-With sa_stages 3 and st_stage 1 these did not close at k = 3 (the switch allocator's
-nomination and grant registers need invariants tying them to the buffers' contents: which flit
-of a packet is at each front); the pipelined router is checked bounded only.
+They close at k = 1 with the one-cycle allocators and with va_stages 2 + va_choice_stage 1; with
+a pipelined switch allocator they did not (sa_stages 3 + st_stage 1 at k = 3, sa_stages 2 at
+k = 2): its nomination and grant registers need invariants tying them to the buffers' contents
+(which flit of a packet is at each front), not written yet.
 `induct=False` adds, bounded from reset (BMC): on every output VC a packet's flits leave head
 first, tail last, with one packet id, never interleaved with another packet's.
 """
@@ -29,7 +32,7 @@ import functools
 
 from amaranth.hdl import Assert, Assume, Cat, Module, Mux, Signal
 
-from .internals import open_up, signal, submodule
+from .internals import open_submodule, open_up, signal, submodule
 
 
 @functools.lru_cache(maxsize=None)
@@ -96,6 +99,10 @@ def router5_harness(V: int = 3, B: int = 4, packet: int = 2, induct: bool = True
                     m.d.comb += Assert(ws[i][v] == w)
     if dut.held_credit_error is not None:      # sa_stages = 3: each VC's copy of its output VC's credit flags
         m.d.comb += Assert(~dut.held_credit_error)
+    if prm.va_stages == 2 and not prm.va_separable:
+        # a request registered for the VC allocator's second stage is never of an allocated VC
+        _, vsig = open_submodule(inner, "vc_alloc")
+        m.d.comb += [Assert(~signal(vsig, f"va2_v_{i}_{v}") | ~valid[i][v]) for i in range(P) for v in range(V)]
     st = prm.st_stage
     for o in range(P):
         out = dut.flit_out[o]
