@@ -45,7 +45,7 @@ def _onehot0(x):
     return (x & (x - 1)) == 0
 
 
-def router5_harness(V: int = 3, B: int = 4, packet: int = 2, induct: bool = True, honest_downstream: bool = True,
+def router5_harness(V: int = 3, B: int = 4, pkt_len: int = 2, induct: bool = True, honest_downstream: bool = True,
                     router_cls=None, **params):
     from contract.flit import flit_layout
     from contract.params import RouterParams
@@ -55,7 +55,7 @@ def router5_harness(V: int = 3, B: int = 4, packet: int = 2, induct: bool = True
 
     net = _net()
     R, p = int(net.ports.max()), 1
-    prm = RouterParams(vcs=V, depth=B, packet_flits=packet, payload_bits=1, packet_id_bits=2, **params)
+    prm = RouterParams(vcs=V, depth=B, packet_flits=pkt_len, payload_bits=1, packet_id_bits=2, **params)
     lay = flit_layout(net.num_routers, p, prm)
     m = Module()
     dut = (router_cls or Router)(R, p, prm, lay, lambda lanes: PolarStarUnit(net, lanes), net.num_routers,
@@ -75,13 +75,13 @@ def router5_harness(V: int = 3, B: int = 4, packet: int = 2, induct: bool = True
             up = Signal(range(B + 1), init=B, name=f"up_credit{i}_{v}")
             is_open = Signal(name=f"in_open{i}_{v}")
             pk = Signal(len(flit.packet), name=f"in_pk{i}_{v}")
-            seq = Signal(range(packet + 1), name=f"in_seq{i}_{v}")
+            seq = Signal(range(pkt_len + 1), name=f"in_seq{i}_{v}")
             send = valid & (flit.vc == v)
             ret = cr_out.valid & (cr_out.payload == v)
             m.d.sync += up.eq(up - send + ret)
             with m.If(send):
                 m.d.comb += [Assume(up > 0), Assume(flit.head == ~is_open), Assume(flit.seq == seq),
-                             Assume(flit.tail == (seq == packet - 1))]
+                             Assume(flit.tail == (seq == pkt_len - 1))]
                 with m.If(is_open):
                     m.d.comb += Assume(flit.packet == pk)
                 m.d.sync += [is_open.eq(~flit.tail), pk.eq(flit.packet), seq.eq(Mux(flit.tail, 0, seq + 1))]
