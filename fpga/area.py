@@ -2,7 +2,7 @@
 of `fpga.tops`, synthesized for the ECP5 by Yosys with its hierarchy kept, and its cells summed
 per component of hdl/router.py.
 
-The router is built exactly as the `router` design builds it (`NetworkTop.make_router`, constant
+The router is built exactly as the `router` design builds it (`NetworkPlan.make_router`, constant
 id), so the figures are those of one router of SPEC with P ports, V VCs, B-deep buffers and
 W-bit flit data. With the hierarchy kept, Yosys cannot optimize across component boundaries, so
 the total differs from (mostly exceeds) a flattened synthesis's. That one is run too, in
@@ -73,7 +73,7 @@ def breakdown(stat: dict, top: str = "router") -> dict:
 def area(cfg: FpgaConfig, progress: bool = True) -> dict:
     """Synthesize router `cfg.router` of `cfg.spec` (ECP5, hierarchy kept) and return its cells per
     component, with each component's share of the LUT sites."""
-    from hdl.network import NetworkTop
+    from hdl.network import NetworkPlan
     from hdl.verilog_out import to_verilog
 
     board = get_board(cfg.board)
@@ -86,10 +86,9 @@ def area(cfg: FpgaConfig, progress: bool = True) -> dict:
         if progress:
             sys.stderr.write(f"[area] {text} ({time.monotonic() - t0:.0f} s)\n")
 
-    plan = NetworkTop(net, cfg.routing, params, routing_obj=routing, header=cfg.header,
-                      body_block_bits=body_block_bits(cfg, net, params), flit=cfg.flit,
-                      registered_fronts=cfg.front == "reg")
-    plan._MustUse__silence = True          # only its router is elaborated
+    plan = NetworkPlan(net, cfg.routing, params, routing_obj=routing, header=cfg.header,
+                       body_block_bits=body_block_bits(cfg, net, params), flit=cfg.flit,
+                       registered_fronts=cfg.front == "reg")
     router = plan.make_router(cfg.router)
     verilog = to_verilog(router, "router")
     wide = "" if cfg.wide_luts else " -nowidelut"

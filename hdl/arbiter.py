@@ -70,7 +70,7 @@ def prefix_or(value, n: int, m: Module | None = None, name: str = "prefix"):
     prefix = _wire(m, value, n, f"{name}_l0")
     shift = 1
     while shift < n:
-        prefix = _wire(m, prefix | (prefix << shift)[:n], n, f"{name}_l{shift.bit_length()}")
+        prefix = _wire(m, prefix | prefix.shift_left(shift)[:n], n, f"{name}_l{shift.bit_length()}")
         shift *= 2
     return prefix
 
@@ -81,7 +81,7 @@ def lowest_set_bit(value, n: int, m: Module | None = None, name: str = "low"):
     maps that increment to a carry chain, whose entry and exit routing were the longest part of
     the switch allocator's path on ECP5."""
     value = _wire(m, value, n, f"{name}_in")
-    below = (prefix_or(value, n, m, name) << 1)[:n] if n > 1 else Const(0, n)
+    below = prefix_or(value, n, m, name).shift_left(1)[:n] if n > 1 else Const(0, n)
     return value & ~below
 
 
@@ -126,10 +126,10 @@ def round_robin_pick(m: Module, requests, mask, n: int, next_mask: bool = False)
     any_high = high.any()
     hi_pre = prefix_or(high, n, m, "high_or")
     all_pre = prefix_or(requests, n, m, "req_or")
-    grant = Mux(any_high, high & ~(hi_pre << 1)[:n], requests & ~(all_pre << 1)[:n])
+    grant = Mux(any_high, high & ~hi_pre.shift_left(1)[:n], requests & ~all_pre.shift_left(1)[:n])
     # the bits after the lowest set bit of x are the prefix OR of x shifted by one: the trees the
     # grant reads, so the next mask needs no tree of its own after the grant
-    nxt = Mux(any_high, (hi_pre << 1)[:n], (all_pre << 1)[:n]) if next_mask else None
+    nxt = Mux(any_high, hi_pre.shift_left(1)[:n], all_pre.shift_left(1)[:n]) if next_mask else None
     return grant, nxt
 
 
@@ -207,7 +207,7 @@ class RoundRobinArbiter(wiring.Component):
                 if self.own_commit:
                     m.d.sync += self.mask.eq(nxt)
                 else:
-                    m.d.sync += self.mask.eq((prefix_or(self.commit_grant, n, m, "commit_or") << 1)[:n])
+                    m.d.sync += self.mask.eq(prefix_or(self.commit_grant, n, m, "commit_or").shift_left(1)[:n])
         return m
 
 

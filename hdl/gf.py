@@ -50,7 +50,7 @@ def const_mul(x, c: int):
     """x · c for a constant integer c >= 0, as a sum of shifted copies of x."""
     if not isinstance(c, int) or c < 0:
         raise ValueError(f"c={c!r}: must be a non-negative integer")
-    terms = [x << k for k in range(c.bit_length()) if c >> k & 1]
+    terms = [Value.cast(x).shift_left(k) for k in range(c.bit_length()) if c >> k & 1]
     if not terms:
         return Const(0, 1)
     total = terms[0]

@@ -55,7 +55,7 @@ from .checks import quiet_on_error
 from .delay import delay_line
 from .router import Router, credit_signature, flit_signature, running_count, vc_classes_for
 from .routing_units import UNITS, make_unit, unit_reads
-from .verilog_out import ports_of, to_verilog
+from .verilog_out import flat_verilog, ports_of, to_verilog
 
 ROUTER_MODULE = "pstar_router"
 
@@ -79,7 +79,12 @@ def build_routing(net: Network, routing: str, params: RouterParams, vc_policy: s
     return make_routing(routing, net, **kw)
 
 
-class NetworkTop(wiring.Component):
+class NetworkPlan:
+    """What a network's RTL is made of, without its signals: the flit layout, the VC classes, the
+    routing, the link table and the router prototype (`proto`). `NetworkTop` is the component
+    built on it; the Verilog writer and the co-simulation need only this (creating the ports of
+    the 1,064-router network's 5,320 endpoint streams took 10 s)."""
+
     @quiet_on_error
     def __init__(self, net: Network, routing: str = "polarstar", params: RouterParams = RouterParams(),
                  routing_obj=None, shared: bool = True, module_name: str = ROUTER_MODULE, header: str = HEADER.default,
@@ -112,17 +117,12 @@ class NetworkTop(wiring.Component):
         self.proto._MustUse__silence = True         # elaborated only when written out (shared mode)
         self.proto.unit._MustUse__silence = True
         self.loadable = self.proto.unit.loadable
-        members = {
-            "inject": In(flit_signature(self.layout)).array(self.E),
-            "eject": Out(flit_signature(self.layout)).array(self.E),
-            "credit": Out(credit_signature(params.vcs)).array(self.E),
-            "dropped": Out(32),
-        }
-        if self.loadable:
-            lay = self.proto.unit.load_layout
-            members["load"] = In(stream.Signature(data.StructLayout({
-                "router": index_bits(n), "addr": lay["addr"].shape, "data": lay["data"].shape}), always_ready=True))
-        super().__init__(members)
+
+    def load_layout(self) -> data.StructLayout:
+        """The payload of the `load` stream (loadable units): {router, addr, data}."""
+        lay = self.proto.unit.load_layout
+        return data.StructLayout({"router": index_bits(self.net.num_routers), "addr": lay["addr"].shape,
+                                  "data": lay["data"].shape})
 
     def link_table(self) -> np.ndarray:
         """(n, R, 2) int64: the router and port that router r's network port k is wired to (both
@@ -172,6 +172,24 @@ class NetworkTop(wiring.Component):
     def table_rows(self, r: int) -> list[int]:
         """Rows of router r's routing table (what `load` must write), for loadable units."""
         return self.proto.unit.table_rows(r)
+
+
+
+class NetworkTop(NetworkPlan, wiring.Component):
+    """The network as one Amaranth component (ports in the module docstring)."""
+
+    @quiet_on_error
+    def __init__(self, net: Network, *args, **kwargs):
+        NetworkPlan.__init__(self, net, *args, **kwargs)
+        members = {
+            "inject": In(flit_signature(self.layout)).array(self.E),
+            "eject": Out(flit_signature(self.layout)).array(self.E),
+            "credit": Out(credit_signature(self.params.vcs)).array(self.E),
+            "dropped": Out(32),
+        }
+        if self.loadable:
+            members["load"] = In(stream.Signature(self.load_layout(), always_ready=True))
+        wiring.Component.__init__(self, members)
 
     def elaborate(self, platform):
         m = Module()
@@ -252,11 +270,9 @@ class NetworkTop(wiring.Component):
         return m
 
 
-def plan(net: Network, routing: str = "polarstar", params: RouterParams = RouterParams(), **kw) -> NetworkTop:
-    """A `NetworkTop` used for its configuration (layout, ports, VC classes, routing) only."""
-    top = NetworkTop(net, routing, params, **kw)
-    top._MustUse__silence = True
-    return top
+def plan(net: Network, routing: str = "polarstar", params: RouterParams = RouterParams(), **kw) -> NetworkPlan:
+    """The `NetworkPlan` of a network (layout, ports, VC classes, routing; no signals)."""
+    return NetworkPlan(net, routing, params, **kw)
 
 
 def balanced_sum(terms: list, add):
@@ -274,7 +290,7 @@ def _vrange(width: int) -> str:
     return f"[{width - 1}:0] " if width > 1 else ""
 
 
-def top_verilog(top: NetworkTop, name: str = "pstar_network", packed: bool = False, module_of=None,
+def top_verilog(top: NetworkPlan, name: str = "pstar_network", packed: bool = False, module_of=None,
                 routers=None) -> str:
     """The top module of `top` as Verilog text: only wiring, so it is written directly.
 
@@ -307,7 +323,7 @@ def top_verilog(top: NetworkTop, name: str = "pstar_network", packed: bool = Fal
                      f"output credit__{e}__valid", f"output {_vrange(vb)}credit__{e}__payload"]
     lb = 0
     if top.loadable:
-        lb = len(top.load.payload.as_value())
+        lb = top.load_layout().size
         decl += ["input load_valid", f"input [{lb - 1}:0] load_data"] if packed else \
             ["input load__valid", f"input [{lb - 1}:0] load__payload"]
     decl.append("output [31:0] dropped")
@@ -397,7 +413,7 @@ def top_verilog(top: NetworkTop, name: str = "pstar_network", packed: bool = Fal
 def network_verilog(net: Network, routing: str = "polarstar", params: RouterParams = RouterParams(),
                     shared: bool = True, packed: bool = False, name: str = "pstar_network",
                     routing_obj=None, header: str = HEADER.default, body_block_bits: int = 0,
-                    flit: str = FLIT_FORMAT.default) -> tuple[str, NetworkTop]:
+                    flit: str = FLIT_FORMAT.default) -> tuple[str, NetworkPlan]:
     """Verilog of the whole network: the top (`top_verilog`) and the router module(s).
 
     shared=True: one module `pstar_router` for every router (id tied at each instance, table
@@ -414,10 +430,8 @@ def network_verilog(net: Network, routing: str = "polarstar", params: RouterPara
         return text + "\n" + to_verilog(top.proto, top.module_name, flatten=True), top
     routers = [top.make_router(r) for r in range(net.num_routers)]
     text = top_verilog(top, name, packed, module_of=lambda r: f"{top.module_name}_{r}", routers=routers)
-    parts = [text]
-    for r, router in enumerate(routers):
-        parts.append(to_verilog(router, f"{top.module_name}_{r}", flatten=True))
-    return "\n".join(parts), top
+    modules = flat_verilog([(router, f"{top.module_name}_{r}") for r, router in enumerate(routers)])
+    return "\n".join([text, *modules]), top
 
 
-__all__ = ["NetworkTop", "plan", "top_verilog", "network_verilog", "build_routing", "carried_fields", "ROUTER_MODULE", "HEADERS"]
+__all__ = ["NetworkPlan", "NetworkTop", "plan", "top_verilog", "network_verilog", "build_routing", "carried_fields", "ROUTER_MODULE", "HEADERS"]

