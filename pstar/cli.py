@@ -78,7 +78,7 @@ def _main(argv) -> int:
         return _fail(name, failed)
     for m in messages:
         print(f"warning: {one_line(m)}", file=sys.stderr)
-    return 0
+    return 1 if result.failed else 0
 
 
 def _fail(name: str, message) -> int:

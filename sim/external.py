@@ -10,7 +10,7 @@ exchanged in cycle t is what the link carries in cycle t (the RTL adds the link 
 latencies at its inputs; here they are the delay-line slots).
 
 If the external router follows docs/microarchitecture.md, the model runs exactly as without it:
-the same ejection trace, cycle for cycle (tests/test_cocotb_loop.py).
+the same ejection trace, cycle for cycle (tests/test_cocotb_router.py).
 """
 from __future__ import annotations
 

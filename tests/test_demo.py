@@ -67,3 +67,18 @@ def test_demo_bad_input_leaves_nothing(tmp_path, capsys, monkeypatch, args, mess
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and re.search(message, err)
     assert sorted(os.listdir(tmp_path)) == ["FILE"]
+
+
+def test_demo_exits_1_when_a_check_fails(tmp_path, capsys, monkeypatch):
+    """A failed check (here the routing check, told a pair was not minimal) is reported and the
+    demo exits 1: scripts and CI see it, not only a reader of the report."""
+    import routing_logic.polarstar as rp
+    real = rp.verify_against_bfs
+
+    def one_wrong(*a, **kw):
+        return {**real(*a, **kw), "next_hop_failures": 1}
+    monkeypatch.setattr(rp, "verify_against_bfs", one_wrong)
+    out = tmp_path / "demo"
+    assert main(["demo", "--out-dir", str(out), "--cycles", "200", "--no-cosim", "--json", "--quiet"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert not data["routing_check"]["minimal"] and (out / "report.md").exists()

@@ -11,11 +11,16 @@ import sys
 from dataclasses import dataclass, field
 
 
+# the SPEC positional of every command that takes a topology
+SPEC_HELP = "family:key=value,... (e.g. {example}) or a netlist file: pstar JSON or BookSim2 anynet"
+
+
 @dataclass
 class Result:
     data: dict      # printed as JSON with --json
     text: str       # printed otherwise
     outputs: list = field(default_factory=list)     # pstar.outputs.Output: files written after the work
+    failed: bool = False    # a check the command ran failed: exit status 1 after the output
 
 
 def integer(text: str) -> int:

@@ -91,7 +91,8 @@ def run(args) -> Result:
     data["files"].append("report.md")
     say(6, f"report written: {out / 'report.md'}")
     data["out_dir"] = str(out)
-    return Result(data, text)
+    failed = not data["routing_check"]["minimal"] or data["cosim"].get("rtl_equals_model") is False
+    return Result(data, text, failed=failed)
 
 
 def _check_routing(net, say) -> dict:

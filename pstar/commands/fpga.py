@@ -23,7 +23,7 @@ from contract.cli import add_router_arguments, values_from_args
 from topologies.errors import ParameterError
 
 from ..outputs import check_output, check_output_dir
-from . import Result, integer, table
+from . import SPEC_HELP, Result, integer, table
 
 
 def _pnr_router(p):
@@ -94,7 +94,7 @@ def add_parser(sub):
     fsub = p.add_subparsers(dest="fpga_command", metavar="{build,area,sweep}", parser_class=type(p))
     fsub.required = True
     b = fsub.add_parser("build", help="build one design to a bitstream and report its area and Fmax")
-    b.add_argument("spec", metavar="SPEC", help="topology, e.g. polarstar:q=3,supernode=iq,degree=0")
+    b.add_argument("spec", metavar="SPEC", help=SPEC_HELP.format(example="polarstar:q=3,supernode=iq,degree=0"))
     b.add_argument("--board", required=True, metavar="BOARD", help="ulx3s-85f or icebreaker")
     b.add_argument("--design", default="router", metavar="DESIGN",
                    help="router (one router with traffic generators on every port), network, or unit "
@@ -112,7 +112,7 @@ def add_parser(sub):
                         "estimated paths (fpga/logic_depth.py; minutes, no place and route)")
     b.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     a = fsub.add_parser("area", help="where one router's area goes: its ECP5 cells per component (Yosys)")
-    a.add_argument("spec", metavar="SPEC", help="topology, e.g. polarstar:q=3,supernode=iq,degree=0")
+    a.add_argument("spec", metavar="SPEC", help=SPEC_HELP.format(example="polarstar:q=3,supernode=iq,degree=0"))
     a.add_argument("--board", default="ulx3s-85f", metavar="BOARD", help="an ECP5 board (default ulx3s-85f)")
     a.add_argument("--routing", default="polarstar", metavar="R", help="polarstar (arithmetic), min (table), polarized")
     a.add_argument("--ports", type=integer, default=None, metavar="P",

@@ -35,7 +35,8 @@ def add_parser(sub):
     p.add_argument("--t0", type=float, default=5e-5, help="start temperature (h-ASPL units)")
     p.add_argument("--t1", type=float, default=1e-7, help="end temperature (h-ASPL units)")
     p.add_argument("--out", default=None, metavar="FILE",
-                   help="write the edge list (hosts 0..n-1, switches n..n+m-1)")
+                   help="write the edge list in Graph Golf form: a first line n m r, then the edges "
+                        "(hosts 0..n-1, switches n..n+m-1)")
     add_quiet(p)
     return p
 

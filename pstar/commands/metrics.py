@@ -12,12 +12,12 @@ from topologies import build
 from topologies.errors import ParameterError, check_seed
 
 from ..outputs import PLOT_SUFFIXES, Output, check_output
-from . import Result, add_quiet, integer, progress, table
+from . import SPEC_HELP, Result, add_quiet, integer, progress, table
 
 
 def add_parser(sub):
     p = sub.add_parser("metrics", help="structural metrics: distances, spectrum, bisection, Moore efficiency, resilience")
-    p.add_argument("spec", metavar="SPEC", help="family:key=value,... e.g. lps:p=11,q=7")
+    p.add_argument("spec", metavar="SPEC", help=SPEC_HELP.format(example="lps:p=11,q=7"))
     p.add_argument("-p", type=integer, default=None, help="endpoints per router (default: family's choice)")
     p.add_argument("--fail-links", type=float, default=None, metavar="STEP",
                    help="run the link-failure study, removing this fraction of the links per step (e.g. 0.05)")

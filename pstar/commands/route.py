@@ -26,7 +26,7 @@ from routing_logic.polarstar import PolarStarArithmetic, verify_against_bfs
 from routing_logic.registry import ROUTINGS, make_routing
 from routing_logic.table import ORACLES, table_storage_bits
 
-from . import Result, add_quiet, integer, progress, table
+from . import SPEC_HELP, Result, add_quiet, integer, progress, table
 
 ALL_PAIRS_LIMIT = 12_000        # BFS all pairs up to this many routers, else sampled sources
 POLARIZED_ALL_SOURCES = 300     # Polarized route graphs from every source up to this size
@@ -36,7 +36,7 @@ EXACT_CDG_STATES = 5_000_000    # build the exact channel dependency graph up to
 
 def add_parser(sub):
     p = sub.add_parser("route", help="build a routing on a topology; --check verifies it against BFS")
-    p.add_argument("spec", metavar="SPEC", help="topology, e.g. polarstar:q=11,supernode=iq,degree=3")
+    p.add_argument("spec", metavar="SPEC", help=SPEC_HELP.format(example="polarstar:q=11,supernode=iq,degree=3"))
     p.add_argument("--routing", required=True, metavar="R", help=f"one of: {', '.join(ROUTINGS)}")
     p.add_argument("--check", action="store_true", help="verify routes, deadlock freedom and storage")
     add_router_arguments(p, only=("vcs", "vc_policy"), computed={"vcs": "the routing's, deadlock-free by construction"})

@@ -6,7 +6,7 @@ from contract.params import PARAMS
 from topologies import build
 from topologies.errors import ParameterError, check_seed
 
-from . import Result, add_quiet, integer, progress, table
+from . import SPEC_HELP, Result, add_quiet, integer, progress, table
 
 # the contract's parameters and options `pstar sim` and `pstar sweep` take (contract.params)
 ROUTER_FLAGS = ("vcs", "vc_policy", "depth", "packet_flits", "alloc_iters", "va_stages", "sa_stages", "st_stage",
@@ -15,7 +15,7 @@ VCS_DEFAULT = f"max({PARAMS['vcs'].default}, what the routing needs to be deadlo
 
 
 def add_common(p):
-    p.add_argument("spec", metavar="SPEC", help="topology, e.g. polarstar:q=11,supernode=iq,degree=3")
+    p.add_argument("spec", metavar="SPEC", help=SPEC_HELP.format(example="polarstar:q=11,supernode=iq,degree=3"))
     p.add_argument("-p", type=integer, default=None, help="endpoints per router")
     p.add_argument("--routing", default="min",
                    help="min, polarstar, polarized, valiant, ugal (default: %(default)s)")

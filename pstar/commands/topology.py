@@ -7,14 +7,14 @@ from topologies import build, distance_stats, export
 from topologies.exports import SUFFIXES
 
 from ..outputs import Output, check_output
-from . import Result, integer, table
+from . import SPEC_HELP, Result, integer, table
 
 DISTANCE_LIMIT = 20_000
 
 
 def add_parser(sub):
     p = sub.add_parser("topology", help="build a topology, print its properties, export its netlist")
-    p.add_argument("spec", metavar="SPEC", help="family:key=value,... e.g. polarstar:q=11,supernode=iq,degree=3")
+    p.add_argument("spec", metavar="SPEC", help=SPEC_HELP.format(example="polarstar:q=11,supernode=iq,degree=3"))
     p.add_argument("-p", type=integer, default=None, help="endpoints per router (default: family's choice)")
     p.add_argument("--out", default=None, metavar="FILE", help="export netlist (.json, .anynet, .graphml, .dot)")
     return p

@@ -17,14 +17,14 @@ from topologies import build
 from topologies.errors import ParameterError
 
 from ..outputs import Output, check_output
-from . import Result, integer, table
+from . import SPEC_HELP, Result, integer, table
 
 ROUTINGS = ("polarstar", "min", "polarized")
 
 
 def add_parser(sub):
     p = sub.add_parser("verilog", help="write the network (routers + links) as Verilog")
-    p.add_argument("spec", metavar="SPEC", help="topology, e.g. polarstar:q=3,supernode=iq,degree=0")
+    p.add_argument("spec", metavar="SPEC", help=SPEC_HELP.format(example="polarstar:q=3,supernode=iq,degree=0"))
     p.add_argument("--routing", default="polarstar", metavar="R",
                    help=f"routing unit: {', '.join(ROUTINGS)} (default polarstar)")
     add_router_arguments(p, only=("vcs", "depth"), computed={
