@@ -162,7 +162,7 @@ def command_argv(cmd: str, draw, path: str) -> list[str]:
         return ["design-space", "--radix", draw(st.one_of(st.integers(-2, 40).map(str), junk)), "--plot", path]
     if cmd == "metrics":
         return ["metrics", draw(small_spec), "--trials", draw(st.sampled_from(["1", "2", "0", num])),
-                "--fail-links", draw(st.sampled_from(["0.3", "0.5", "1.5", "x"])), "--bisection-seeds", "1",
+                "--fail-step", draw(st.sampled_from(["0.3", "0.5", "1.5", "x"])), "--bisection-seeds", "1",
                 "--no-spectrum", "--plot", path]
     if cmd == "sweep":
         return ["sweep", draw(small_spec), "--loads", draw(st.sampled_from(["0.1", "0.1,0.3", "2", "", num])),

@@ -205,7 +205,7 @@ def test_resilience_indirect_uses_endpoint_routers():
 
 def test_cli_metrics_json(capsys, tmp_path):
     plot = tmp_path / "fig14.png"
-    assert main(["metrics", "lps:p=11,q=7", "--trials", "3", "--fail-links", "0.2", "--plot", str(plot), "--json"]) == 0
+    assert main(["metrics", "lps:p=11,q=7", "--trials", "3", "--fail-step", "0.2", "--plot", str(plot), "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     for k in ("diameter", "mean_distance", "lambda", "ramanujan", "mu1", "bisection_fraction", "moore_efficiency",
               "distance_histogram", "h_aspl", "h_diameter", "resilience", "disconnection_ratio"):
@@ -220,7 +220,7 @@ def test_cli_metrics_warning_key(capsys):
     assert any("Ramanujan property is not guaranteed" in w for w in d["warnings"])
 
 
-@pytest.mark.parametrize("argv", [["metrics", "nosuch:q=3"], ["metrics", "lps:p=11,q=7", "--fail-links", "1.5"],
+@pytest.mark.parametrize("argv", [["metrics", "nosuch:q=3"], ["metrics", "lps:p=11,q=7", "--fail-step", "1.5"],
                                   ["metrics", "lps:p=11,q=7", "--trials", "0"]])
 def test_cli_metrics_errors(argv, capsys):
     assert main(argv) == 2

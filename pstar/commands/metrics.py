@@ -1,10 +1,12 @@
-"""`pstar metrics SPEC [--fail-links STEP] [--trials N] [--plot FILE]`: structural metrics of a topology.
+"""`pstar metrics SPEC [--fail-step STEP] [--trials N] [--plot FILE]`: structural metrics of a topology.
 
 Distances (diameter, mean, histogram; h-ASPL over endpoints), spectrum (λ, Ramanujan, μ1),
-METIS bisection, Moore efficiency; with --fail-links/--trials/--plot also the link-failure
+METIS bisection, Moore efficiency; with --fail-step/--trials/--plot also the link-failure
 resilience study (median disconnection ratio, curves of the median trial, PolarStar Fig. 14).
 """
 from __future__ import annotations
+
+import argparse
 
 import time
 
@@ -19,8 +21,11 @@ def add_parser(sub):
     p = sub.add_parser("metrics", help="structural metrics: distances, spectrum, bisection, Moore efficiency, resilience")
     p.add_argument("spec", metavar="SPEC", help=SPEC_HELP.format(example="lps:p=11,q=7"))
     p.add_argument("-p", type=integer, default=None, help="endpoints per router (default: family's choice)")
-    p.add_argument("--fail-links", type=float, default=None, metavar="STEP",
-                   help="run the link-failure study, removing this fraction of the links per step (e.g. 0.05)")
+    p.add_argument("--fail-step", type=float, default=None, metavar="STEP",
+                   help="run the link-failure study, removing this fraction of the links per step (e.g. 0.05); "
+                        "not `sim`'s --fail-links, the fraction failed in one network")
+    # the name before --fail-step, kept working (hidden): in sim and sweep --fail-links is a fraction
+    p.add_argument("--fail-links", type=float, dest="fail_step", help=argparse.SUPPRESS)
     p.add_argument("--trials", type=integer, default=None, help="random failure orders for the study (default 100)")
     p.add_argument("--plot", default=None, metavar="FILE",
                    help="plot diameter/mean distance vs failed links (.png, .svg or .pdf)")
@@ -36,12 +41,12 @@ def run(args) -> Result:
 
     t0 = time.perf_counter()
     plot = check_output(args.plot, "--plot", PLOT_SUFFIXES) if args.plot is not None else None
-    study = args.fail_links is not None or args.trials is not None or plot is not None
-    step = 0.05 if args.fail_links is None else args.fail_links
+    study = args.fail_step is not None or args.trials is not None or plot is not None
+    step = 0.05 if args.fail_step is None else args.fail_step
     trials = 100 if args.trials is None else args.trials
     if study:
         if not 0 < step < 1:
-            raise ParameterError(f"--fail-links={step}: the failure step must be a fraction in (0, 1), e.g. 0.05")
+            raise ParameterError(f"--fail-step={step}: the failure step must be a fraction in (0, 1), e.g. 0.05")
         if trials < 1:
             raise ParameterError(f"trials={trials}: must be an integer >= 1")
         check_seed(args.seed, "--seed")
