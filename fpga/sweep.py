@@ -62,9 +62,11 @@ def points(quick: bool = False) -> dict:
 
 def run_sweep(quick: bool = False, out: str = "docs/fpga_sweep", only: str | None = None,
               pnr_router: str = "router1", no_build: bool = False, wide_luts: bool = True,
-              placer: str = "heap", tmg_ripup: bool = False, pnr_margin: float = 0.0) -> list[dict]:
+              placer: str = "heap", tmg_ripup: bool = False, pnr_margin: float = 0.0,
+              progress: bool = True) -> list[dict]:
     """Build the missing points (or those named in `only`) and rewrite OUT.md / OUT.png;
-    `no_build`: only rewrite the table and the plot from OUT.json."""
+    `no_build`: only rewrite the table and the plot from OUT.json; `progress`: say each point and
+    each build step on stderr."""
     check_pnr_router(pnr_router)     # before any point is built, not as an error row in every point
     check_placer(placer)
     check_pnr_margin(pnr_margin)
@@ -84,13 +86,14 @@ def run_sweep(quick: bool = False, out: str = "docs/fpga_sweep", only: str | Non
     todo = [] if no_build else [n for n in pts if (names is None and n not in done) or (names is not None and n in names)]
     for i, name in enumerate(todo):
         implied = implied_misfit(name, done) if names is None else None
+        if progress:
+            sys.stderr.write(f"[sweep] {i + 1}/{len(todo)} {name}"
+                             + (f": skipped, cannot fit ({implied} does not)\n" if implied else "\n"))
         if implied:
-            sys.stderr.write(f"[sweep] {i + 1}/{len(todo)} {name}: skipped, cannot fit ({implied} does not)\n")
             continue
-        sys.stderr.write(f"[sweep] {i + 1}/{len(todo)} {name}\n")
         commit = source_commit()
         try:
-            rep = build(pts[name], progress=True)
+            rep = build(pts[name], progress=progress)
             rep.pop("utilization", None)
         except ParameterError as e:
             rep = {"error": str(e), "commit": commit}

@@ -23,7 +23,7 @@ from contract.cli import add_router_arguments, values_from_args
 from topologies.errors import ParameterError
 
 from ..outputs import check_output, check_output_dir
-from . import SPEC_HELP, Result, integer, table
+from . import SPEC_HELP, Result, add_quiet, integer, table
 
 
 def _pnr_router(p):
@@ -129,6 +129,7 @@ def add_parser(sub):
     s.add_argument("--no-build", action="store_true", help="build nothing: rewrite OUT.md and OUT.png from OUT.json")
     _pnr_router(s)
     _wide_luts(s)
+    add_quiet(s)
     s.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     return p
 
@@ -152,7 +153,7 @@ def run(args) -> Result:
         from fpga.sweep import run_sweep
         rows = run_sweep(quick=args.quick, out=args.out, only=args.only, pnr_router=args.pnr_router,
                          placer=args.placer, no_build=args.no_build, wide_luts=not args.no_wide_luts,
-                         tmg_ripup=args.tmg_ripup, pnr_margin=args.pnr_margin)
+                         tmg_ripup=args.tmg_ripup, pnr_margin=args.pnr_margin, progress=not args.quiet)
         from fpga.sweep import markdown
         return Result({"points": rows, "out": args.out}, markdown(rows))
     if getattr(args, "build_dir", None) is not None:
