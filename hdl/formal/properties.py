@@ -102,6 +102,35 @@ def arbiter_harness(n: int = 4, commit: bool = True, own_commit: bool = False):
 __all__ = ["fifo_harness", "pick_harness", "arbiter_harness"]
 
 
+def packet_sources(m, dut, V: int, B: int, pkt_len: int) -> list:
+    """Free upstream senders on every input port of router `dut`: each flit's VC below V, sent only
+    with an upstream credit (B per VC, returned by `credit_out`), as whole packets of `pkt_len`
+    flits (head first, tail last, one packet id, seq counting up) per input VC. Returns the free
+    inputs (valid and flit bits per port)."""
+    free = []
+    for i in range(dut.P):
+        valid, flit = Signal(name=f"in_valid{i}"), Signal(dut.layout, name=f"in_flit{i}")
+        free += [valid, flit.as_value()]
+        m.d.comb += [dut.flit_in[i].valid.eq(valid), dut.flit_in[i].payload.eq(flit)]
+        cr_out = dut.credit_out[i]
+        for v in range(V):
+            up = Signal(range(B + 1), init=B, name=f"up_credit{i}_{v}")
+            is_open = Signal(name=f"in_open{i}_{v}")
+            pk = Signal(len(flit.packet), name=f"in_pk{i}_{v}")
+            seq = Signal(range(pkt_len + 1), name=f"in_seq{i}_{v}")
+            send = valid & (flit.vc == v)
+            ret = cr_out.valid & (cr_out.payload == v)
+            m.d.sync += up.eq(up - send + ret)
+            with m.If(send):
+                m.d.comb += [Assume(up > 0), Assume(flit.head == ~is_open), Assume(flit.seq == seq),
+                             Assume(flit.tail == (seq == pkt_len - 1))]
+                with m.If(is_open):
+                    m.d.comb += Assume(flit.packet == pk)
+                m.d.sync += [is_open.eq(~flit.tail), pk.eq(flit.packet), seq.eq(Mux(flit.tail, 0, seq + 1))]
+        m.d.comb += Assume(~valid | (flit.vc < V))
+    return free
+
+
 def router_harness(vcs: int = 2, depth: int = 2, packet_flits: int = 2, honest_downstream: bool = True,
                    spec: str = "er:q=2"):
     """A small `Router` (router 0 of SPEC with one endpoint, table minimal routing; ER_2: 3 network
@@ -132,28 +161,7 @@ def router_harness(vcs: int = 2, depth: int = 2, packet_flits: int = 2, honest_d
                  min(vcs, 3), router_id=0)
     m.submodules.dut = dut
     P = dut.P
-    free = []
-    for i in range(P):
-        valid, flit = Signal(name=f"in_valid{i}"), Signal(lay, name=f"in_flit{i}")
-        free += [valid, flit.as_value()]
-        m.d.comb += [dut.flit_in[i].valid.eq(valid), dut.flit_in[i].payload.eq(flit)]
-        cr_out = dut.credit_out[i]
-        for v in range(vcs):
-            up = Signal(range(depth + 1), init=depth, name=f"up_credit{i}_{v}")
-            is_open = Signal(name=f"in_open{i}_{v}")
-            pk = Signal(len(flit.packet), name=f"in_pk{i}_{v}")
-            seq = Signal(range(packet_flits + 1), name=f"in_seq{i}_{v}")
-            send = valid & (flit.vc == v)
-            ret = cr_out.valid & (cr_out.payload == v)
-            m.d.sync += up.eq(up - send + ret)
-            with m.If(send):
-                m.d.comb += [Assume(up > 0), Assume(flit.head == ~is_open), Assume(flit.seq == seq),
-                             Assume(flit.tail == (seq == packet_flits - 1))]
-                with m.If(is_open):
-                    m.d.comb += Assume(flit.packet == pk)
-                m.d.sync += [is_open.eq(~flit.tail), pk.eq(flit.packet),
-                             seq.eq(Mux(flit.tail, 0, seq + 1))]
-        m.d.comb += Assume(~valid | (flit.vc < vcs))
+    free = packet_sources(m, dut, vcs, depth, packet_flits)
     for o in range(P):
         out = dut.flit_out[o]
         fl = out.payload

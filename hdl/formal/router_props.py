@@ -30,9 +30,10 @@ from __future__ import annotations
 
 import functools
 
-from amaranth.hdl import Assert, Assume, Cat, Module, Mux, Signal
+from amaranth.hdl import Assert, Assume, Cat, Module, Signal
 
 from .internals import open_submodule, open_up, signal, submodule
+from .properties import packet_sources
 
 
 @functools.lru_cache(maxsize=None)
@@ -64,28 +65,7 @@ def router5_harness(V: int = 3, B: int = 4, pkt_len: int = 2, induct: bool = Tru
     m.submodules.dut = inner
     outs = submodule(inner, "outputs")
     P, vcmap = dut.P, dut.vcmap
-    free = []
-    # ---- upstream: credit-respecting whole packets per input VC
-    for i in range(P):
-        valid, flit = Signal(name=f"in_valid{i}"), Signal(lay, name=f"in_flit{i}")
-        free += [valid, flit.as_value()]
-        m.d.comb += [dut.flit_in[i].valid.eq(valid), dut.flit_in[i].payload.eq(flit)]
-        cr_out = dut.credit_out[i]
-        for v in range(V):
-            up = Signal(range(B + 1), init=B, name=f"up_credit{i}_{v}")
-            is_open = Signal(name=f"in_open{i}_{v}")
-            pk = Signal(len(flit.packet), name=f"in_pk{i}_{v}")
-            seq = Signal(range(pkt_len + 1), name=f"in_seq{i}_{v}")
-            send = valid & (flit.vc == v)
-            ret = cr_out.valid & (cr_out.payload == v)
-            m.d.sync += up.eq(up - send + ret)
-            with m.If(send):
-                m.d.comb += [Assume(up > 0), Assume(flit.head == ~is_open), Assume(flit.seq == seq),
-                             Assume(flit.tail == (seq == pkt_len - 1))]
-                with m.If(is_open):
-                    m.d.comb += Assume(flit.packet == pk)
-                m.d.sync += [is_open.eq(~flit.tail), pk.eq(flit.packet), seq.eq(Mux(flit.tail, 0, seq + 1))]
-        m.d.comb += Assume(~valid | (flit.vc < V))
+    free = packet_sources(m, dut, V, B, pkt_len)      # credit-respecting whole packets per input VC
     # ---- the allocation state
     valid = [[signal(sig, f"alloc_valid_{i}_{v}") for v in range(V)] for i in range(P)]
     ws = [[signal(sig, f"alloc_w_{i}_{v}") for v in range(V)] for i in range(P)]
