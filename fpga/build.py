@@ -31,7 +31,7 @@ import time
 from contract.params import PARAMS, SPECS, RouterParams
 from topologies.errors import ParameterError
 
-from .boards import BoardTop, ecp5_pll_params, get_board
+from .boards import BOARDS, BoardTop, ecp5_pll_params, get_board
 from .report import diagnose, read_report
 
 DESIGNS = ("router", "network", "unit")
@@ -69,13 +69,25 @@ def _default(field: str):
     return ROUTER_SPECS[field].default
 
 
+def option(default, flag: str, help: str, *, choices=(), lo=None, hi=None, metavar=None):
+    """An FpgaConfig field of the build alone (not a router parameter): its default, command-line
+    flag, help, and its choices or range lo..hi. `fpga.cli` makes the flags from these, `validate`
+    checks with them, and nothing else restates them (tests/test_fpga_presets.py)."""
+    return dataclasses.field(default=default, metadata={"flag": flag, "help": help, "choices": tuple(choices),
+                                                        "lo": lo, "hi": hi, "metavar": metavar})
+
+
 @dataclasses.dataclass(frozen=True)
 class FpgaConfig:
-    board: str = "ulx3s-85f"
-    design: str = "router"
-    spec: str = "polarstar:q=3,supernode=iq,degree=0"
-    routing: str = "polarstar"
-    ports: int | None = None         # P; None: the family's default endpoints per router
+    board: str = option("ulx3s-85f", "--board", "the FPGA board", choices=BOARDS)
+    design: str = option("router", "--design", "router (one router with traffic generators on every port), "
+                         "network (every router and link of SPEC), or unit (router N's routing unit alone)",
+                         choices=DESIGNS)
+    spec: str = option("polarstar:q=3,supernode=iq,degree=0", "SPEC", "the topology")   # the positional SPEC
+    routing: str = option("polarstar", "--routing", "the routing unit: polarstar (arithmetic), min (table), "
+                          "polarized", choices=ROUTINGS, metavar="R")
+    ports: int | None = option(None, "--ports", "ports per router P (network radix + endpoints; none: the "
+                               "family's endpoints per router)", metavar="P")
     # the router (ROUTER_SPECS: contract.params.RouterParams and contract.params.OPTIONS)
     vcs: int = _default("vcs")
     depth: int = _default("depth")
@@ -91,19 +103,35 @@ class FpgaConfig:
     header: str = _default("header")
     flit: str = _default("flit")
     packet_id_bits: int = _default("packet_id_bits")
-    body_bram: str = "off"           # buffer bodies in block RAM: auto (with st_stage >= 1, as the device allows) or off
-    front: str = "reg"               # input VC fronts (FRONTS): registers, or LUTRAM reads for the dense network builds
-    freq_mhz: float | None = None    # None: 100 MHz on ECP5, the 12 MHz board clock on iCE40
-    router: int = 0                  # which router of SPEC the router / unit design builds
-    id_input: bool = False           # unit design: the router id is an input (table units: a loadable RAM)
-    seed: int = 1                    # nextpnr placement seed
-    pnr_router: str = "router1"      # nextpnr's router; router2 converges on congested large designs
-    placer: str = "heap"             # nextpnr's placer (PLACERS)
-    tmg_ripup: bool = False          # nextpnr --tmg-ripup: the router also rips up nets that fail timing
-    pnr_margin: float = 0.0          # ECP5: nextpnr times the clock this many % faster than the PLL makes it
-    wide_luts: bool = True           # ECP5: False maps with `synth_ecp5 -nowidelut` (LUT4s only, no PFUMX/L6MUX)
-    abc: str = "default"             # ECP5: the abc9 mapping script (ABC_SCRIPTS)
-    build_dir: str | None = None
+    body_bram: str = option("off", "--body-bram", "with --st-stage 1 or 2: each input buffer's body (the flit "
+                            "fields only the crossbar reads) in block RAM as far as the device's EBRs go, 36 bits "
+                            "per EBR and buffer (auto: fewer LUTs for network prototypes), or all in LUTRAM (off)",
+                            choices=BODY_BRAM)
+    front: str = option("reg", "--front", "each input VC's front: a register loaded as the FIFO moves (reg: the "
+                        "faster router) or read from the port's LUTRAM (lutram: fewer LUTs, for dense network "
+                        "builds); the same cycles either way", choices=FRONTS)
+    freq_mhz: float | None = option(None, "--freq", "design clock in MHz (none: ECP5 100, made by the PLL; "
+                                    "iCE40 the 12 MHz board clock)", lo=1, hi=400, metavar="MHZ")
+    router: int = option(0, "--router", "which router of SPEC the router or unit design builds", metavar="N")
+    id_input: bool = option(False, "--id-input", "unit design: the router id is an input, one design for every "
+                            "router (table units become a RAM loaded through the load port)")
+    seed: int = option(1, "--seed", "nextpnr placement seed", lo=0, hi=2**31 - 1, metavar="N")
+    pnr_router: str = option("router1", "--pnr-router", "nextpnr's router (router2 finishes congested large "
+                             "designs)", choices=PNR_ROUTERS)
+    placer: str = option("heap", "--placer", "nextpnr's placer (static: electrostatic, shorter wires on dense "
+                         "designs)", choices=PLACERS)
+    tmg_ripup: bool = option(False, "--tmg-ripup", "nextpnr's timing-driven rip-up: the router also reroutes "
+                             "nets on failing paths (it keeps its last round, not its best)")
+    pnr_margin: float = option(0.0, "--pnr-margin", "ECP5: nextpnr times the clock PCT % faster than the PLL "
+                               "makes it (over-constraint; timing_met is still judged at the clock)",
+                               lo=0, hi=50, metavar="PCT")
+    wide_luts: bool = option(True, "--wide-luts", "ECP5: map with wide LUTs (PFUMX/L6MUX21); --no-wide-luts "
+                             "synthesizes with synth_ecp5 -nowidelut (LUT4s only)")
+    abc: str = option("default", "--abc", "ECP5: synth_ecp5's abc9 mapping script (default), or depth: the AIG "
+                      "mapped as it comes (&if, then &mfs), without the passes that deepen every path to the "
+                      "deepest one's depth", choices=ABC_SCRIPTS)
+    build_dir: str | None = option(None, "--build-dir", "build directory (none: "
+                                   "build/fpga/<board>-<design>-<hash>)", metavar="DIR")
 
     def key(self) -> str:
         d = dataclasses.asdict(self)
@@ -116,6 +144,33 @@ class FpgaConfig:
     def router_params(self) -> RouterParams:
         """The RouterParams of this build (the contract's defaults for the parameters it leaves out)."""
         return RouterParams(**{s.name: getattr(self, f) for f, s in ROUTER_SPECS.items() if s.name in PARAMS})
+
+
+@dataclasses.dataclass(frozen=True)
+class BuildOption:
+    """One FpgaConfig field of the build alone, as `option` declared it (`BUILD_OPTIONS`)."""
+    name: str
+    default: object
+    flag: str
+    help: str
+    choices: tuple = ()
+    lo: float | None = None
+    hi: float | None = None
+    metavar: str | None = None
+    kind: str = "str"                  # the field's type: str, int, float or bool
+
+    @property
+    def label(self) -> str:
+        """How errors name it: the flag without its dashes (pnr-margin)."""
+        return self.flag.lstrip("-")
+
+
+BUILD_OPTIONS = {f.name: BuildOption(f.name, f.default, **f.metadata, kind=str(f.type).split(" ")[0])
+                 for f in dataclasses.fields(FpgaConfig) if "flag" in f.metadata}
+
+
+def _limits(name: str) -> tuple:
+    return BUILD_OPTIONS[name].lo, BUILD_OPTIONS[name].hi
 
 
 def _choice(name: str, value: str, allowed) -> str:
@@ -144,8 +199,9 @@ def pnr_constraint_mhz(freq_mhz: float, margin: float) -> float:
 
 
 def check_pnr_margin(value) -> float:
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= 50:
-        raise ParameterError(f"pnr-margin={value!r}: must be a percentage in 0..50")
+    lo, hi = _limits("pnr_margin")
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not lo <= value <= hi:
+        raise ParameterError(f"pnr-margin={value!r}: must be a percentage in {lo:g}..{hi:g}")
     return value
 
 
@@ -166,9 +222,12 @@ def validate(cfg: FpgaConfig):
     for field, spec in ROUTER_SPECS.items():       # named as the flags name them (flit-width)
         spec.check(getattr(cfg, field), fpga=True, name=spec.flag.lstrip("-"))
     _choice("front", cfg.front, FRONTS)
+    for name, opt in BUILD_OPTIONS.items():
+        if isinstance(opt.default, bool) and not isinstance(getattr(cfg, name), bool):
+            raise ParameterError(f"{opt.label}={getattr(cfg, name)!r}: must be true or false")
     if cfg.body_bram not in BODY_BRAM:
         raise ParameterError(f"body-bram={cfg.body_bram!r}: must be one of {', '.join(BODY_BRAM)}")
-    _int("seed", cfg.seed, 0, 2**31 - 1)
+    _int("seed", cfg.seed, *_limits("seed"))
     check_pnr_router(cfg.pnr_router)
     check_placer(cfg.placer)
     check_pnr_margin(cfg.pnr_margin)
@@ -176,8 +235,9 @@ def validate(cfg: FpgaConfig):
         raise ParameterError(f"pnr-margin: an ECP5 option (the PLL clock timed faster than it runs); "
                              f"{board.name} runs at its {board.clock_mhz:g} MHz board clock")
     freq = cfg.freq_mhz if cfg.freq_mhz is not None else (100.0 if board.pll else board.clock_mhz)
-    if not isinstance(freq, (int, float)) or not 1 <= freq <= 400:
-        raise ParameterError(f"freq={freq!r}: must be a clock in 1..400 MHz")
+    lo, hi = _limits("freq_mhz")
+    if not isinstance(freq, (int, float)) or isinstance(freq, bool) or not lo <= freq <= hi:
+        raise ParameterError(f"freq={freq!r}: must be a clock in {lo:g}..{hi:g} MHz")
     if board.pll:
         freq = ecp5_pll_params(board.clock_mhz, freq)["freq_mhz"] if freq != board.clock_mhz else freq
     elif abs(freq - board.clock_mhz) > 1e-6:
@@ -484,4 +544,4 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
     }
 
 
-__all__ = ["ABC_SCRIPTS", "BODY_BRAM", "DESIGNS", "FpgaConfig", "PNR_ROUTERS", "ROUTINGS", "body_block_bits", "body_bram_bits", "PLACERS", "build", "check_placer", "check_pnr_margin", "check_pnr_router", "pipeline_report", "validate"]
+__all__ = ["ABC_SCRIPTS", "BODY_BRAM", "BUILD_OPTIONS", "BuildOption", "DESIGNS", "FpgaConfig", "PNR_ROUTERS", "ROUTINGS", "body_block_bits", "body_bram_bits", "PLACERS", "build", "check_placer", "check_pnr_margin", "check_pnr_router", "pipeline_report", "validate"]

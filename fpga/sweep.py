@@ -30,7 +30,7 @@ import sys
 
 from topologies.errors import ParameterError
 
-from .build import FpgaConfig, build, check_placer, check_pnr_margin, check_pnr_router, source_commit
+from .build import FpgaConfig, build, check_placer, check_pnr_margin, check_pnr_router, source_commit, validate
 
 PORT_SPECS = {4: "polarstar:q=2,supernode=iq,degree=0", 8: "polarstar:q=3,supernode=iq,degree=3",
               16: "polarstar:q=11,supernode=iq,degree=3"}
@@ -60,20 +60,33 @@ def points(quick: bool = False) -> dict:
     return pts
 
 
-def run_sweep(quick: bool = False, out: str = "docs/fpga_sweep", only: str | None = None,
-              pnr_router: str = "router1", no_build: bool = False, wide_luts: bool = True,
-              placer: str = "heap", tmg_ripup: bool = False, pnr_margin: float = 0.0,
-              progress: bool = True) -> list[dict]:
+def sweep_options(preset: str | None = None, **flow) -> dict:
+    """The FpgaConfig fields every point takes: the preset's options (how a design is built, not
+    which: fpga.presets.DESIGN_FIELDS stay each point's), then `flow` (fields set on the command
+    line; None: not given), checked on a small point before anything is built."""
+    from .presets import DESIGN_FIELDS, get
+    opts = get(preset).options() if preset else {}
+    opts.update({k: v for k, v in flow.items() if v is not None})
+    bad = [k for k in opts if k in DESIGN_FIELDS or k not in FpgaConfig.__dataclass_fields__ or k == "build_dir"]
+    if bad:
+        raise ParameterError(f"{bad[0]}: not an option a sweep sets (each point has its own design and sizes)")
+    for check, name in ((check_pnr_router, "pnr_router"), (check_placer, "placer"), (check_pnr_margin, "pnr_margin")):
+        if name in opts:
+            check(opts[name])
+    validate(dataclasses.replace(points(quick=True)["router-P4-V2-B4-W32"], **opts))
+    return opts
+
+
+def run_sweep(quick: bool = False, out: str = "docs/fpga_sweep", only: str | None = None, no_build: bool = False,
+              progress: bool = True, preset: str | None = None, **flow) -> list[dict]:
     """Build the missing points (or those named in `only`) and rewrite OUT.md / OUT.png;
     `no_build`: only rewrite the table and the plot from OUT.json; `progress`: say each point and
-    each build step on stderr."""
-    check_pnr_router(pnr_router)     # before any point is built, not as an error row in every point
-    check_placer(placer)
-    check_pnr_margin(pnr_margin)
+    each build step on stderr; `preset` and `flow` (pnr_router=, placer=, wide_luts=, ...): the
+    build options of every point (`sweep_options`), FpgaConfig's defaults for the rest."""
+    opts = sweep_options(preset, **flow)     # before any point is built, not as an error row in every point
     if no_build and only:
         raise ParameterError(f"only={only!r}: names points to build, and no-build builds none")
-    pts = {n: dataclasses.replace(c, pnr_router=pnr_router, placer=placer, wide_luts=wide_luts,
-                                   tmg_ripup=tmg_ripup, pnr_margin=pnr_margin) for n, c in points(quick).items()}
+    pts = {n: dataclasses.replace(c, **opts) for n, c in points(quick).items()}
     names = [s.strip() for s in only.split(",")] if only else None
     if names:
         bad = [n for n in names if n not in pts]
@@ -277,4 +290,4 @@ def plot(rows: list[dict], path: pathlib.Path) -> None:
     plt.close(fig)
 
 
-__all__ = ["implied_misfit", "markdown", "points", "record", "run_sweep", "table_rows"]
+__all__ = ["implied_misfit", "markdown", "points", "record", "run_sweep", "sweep_options", "table_rows"]

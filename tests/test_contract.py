@@ -224,8 +224,12 @@ def test_no_default_or_limit_is_restated_outside_the_contract():
 # --- the commands' flags are the contract's -------------------------------------------------
 
 COMMANDS = (("sim",), ("sweep",), ("verilog",), ("route",), ("fpga", "build"), ("fpga", "area"))
-# flags whose default the command computes when not given (None in the parser)
-COMPUTED = {("sim",): {"vcs"}, ("sweep",): {"vcs"}, ("verilog",): {"vcs"}, ("route",): {"vcs"}}
+# flags whose default the command computes when not given (None in the parser); the FPGA commands
+# take every router flag from a preset when it is not given (fpga/presets.py), then the contract's
+FPGA_ROUTER = {"vcs", "depth", "payload_bits", "va_stages", "sa_stages", "st_stage", "va_separable",
+               "va_choice_stage", "vc_policy", "link_latency", "credit_latency", "header", "flit", "packet_id_bits"}
+COMPUTED = {("sim",): {"vcs"}, ("sweep",): {"vcs"}, ("verilog",): {"vcs"}, ("route",): {"vcs"},
+            ("fpga", "build"): FPGA_ROUTER, ("fpga", "area"): FPGA_ROUTER}
 
 
 def subparser(parser, path):

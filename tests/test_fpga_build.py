@@ -79,7 +79,7 @@ def cli(argv, capsys):
     (["--board", "ulx3s-85f", "--credit-latency", "9"], "credit-latency=9: must be an integer in 1..8"),
     (["--board", "ulx3s-85f", "--packet-id-bits", "0"], "packet-id-bits=0: must be an integer in 1..32"),
     (["--board", "ulx3s-85f", "--header", "lean"], "--header: invalid choice: 'lean'"),
-    (["--board", "ulx3s-85f", "--body-bram", "all"], "--body-bram: invalid choice: 'all'"),
+    (["--board", "ulx3s-85f", "--body-bram", "all"], "body-bram='all': must be one of auto, off"),
     (["--board", "ulx3s-85f", "--va-separable", "2"], "va-separable=2: must be an integer in 0..1"),
     (["--board", "ulx3s-85f", "--sa-stages", "4"], "sa-stages=4: must be an integer in 1..3"),
     (["--board", "ulx3s-85f", "--st-stage", "3"], "st-stage=3: must be an integer in 0..2"),
