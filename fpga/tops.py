@@ -39,6 +39,7 @@ from hdl.router import credit_signature, flit_signature
 from contract.params import FLIT_FORMAT, HEADER, RouterParams
 from topologies.network import Network
 
+from .build import FpgaConfig
 from .status import StatusBlock
 from .traffic import (BERN_STEPS, GeneratorModel, NeighbourModel, TrafficChecker, TrafficGenerator,
                       default_seeds, lfsr_logic, seed_pair)
@@ -226,7 +227,7 @@ class RouterTrafficTop(_TrafficTop):
 
     @quiet_on_error
     def __init__(self, net: Network, routing: str, params: RouterParams, *, divisor: int, seeds=None,
-                 router: int = 0, routing_obj=None, registered_draws: bool = True, header: str = HEADER.default,
+                 router: int = FpgaConfig.router, routing_obj=None, registered_draws: bool = True, header: str = HEADER.default,
                  body_block_bits: int = 0, flit: str = FLIT_FORMAT.default, registered_fronts: bool = True):
         check_divisor(divisor)
         if not isinstance(router, int) or isinstance(router, bool) or not 0 <= router < net.num_routers:
@@ -330,7 +331,7 @@ class RoutingUnitTop(wiring.Component):
     """
 
     @quiet_on_error
-    def __init__(self, net: Network, routing: str, params: RouterParams, *, router: int | None = 0,
+    def __init__(self, net: Network, routing: str, params: RouterParams, *, router: int | None = FpgaConfig.router,
                  routing_obj=None, seeds=None):
         if router is not None and (not isinstance(router, int) or isinstance(router, bool)
                                    or not 0 <= router < net.num_routers):

@@ -39,12 +39,16 @@ def _preset_flag(p, default_note: str) -> None:
                         "every flag given overrides the preset's value, the others take it" + default_note)
 
 
+def _spec_arg(p, example: str) -> None:
+    from fpga.build import BUILD_OPTIONS
+    p.add_argument("spec", metavar="SPEC", nargs="?", default=None,
+                   help=SPEC_HELP.format(example=example) + f" (default: the preset's, else {BUILD_OPTIONS['spec'].default})")
+
+
 def _build_parser(fsub):
     from fpga.cli import add_build_arguments, add_router_flags
     b = fsub.add_parser("build", help="build one design to a bitstream and report its area and Fmax")
-    b.add_argument("spec", metavar="SPEC", nargs="?", default=None,
-                   help=SPEC_HELP.format(example="polarstar:q=3,supernode=iq,degree=3") +
-                   " (default: the preset's, else polarstar:q=3,supernode=iq,degree=0)")
+    _spec_arg(b, "polarstar:q=3,supernode=iq,degree=3")
     from fpga.presets import load
     starts = "; ".join(f"a {design} on the {board} from {name}" for (board, design), name in load()[1].items())
     _preset_flag(b, f". Without --preset: {starts} (the best configuration measured there), the whole preset with "
@@ -69,8 +73,7 @@ def add_parser(sub):
     ps = fsub.add_parser("presets", help="the named build configurations and their last measured figures")
     ps.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     a = fsub.add_parser("area", help="where one router's area goes: its ECP5 cells per component (Yosys)")
-    a.add_argument("spec", metavar="SPEC", nargs="?", default=None,
-                   help=SPEC_HELP.format(example="polarstar:q=3,supernode=iq,degree=0") + " (default: the preset's)")
+    _spec_arg(a, "polarstar:q=3,supernode=iq,degree=0")
     _preset_flag(a, " (its router: SPEC, sizes, router options)")
     add_build_arguments(a, AREA_FLAGS[:4])
     add_router_flags(a)
@@ -183,6 +186,8 @@ def run(args) -> Result:
                  for g in rep["census"]]
         return Result(rep, "\n".join([f"estimated worst path per register group (fpga/logic_depth.py), "
                                        f"{rep['endpoints_over_10ns']} endpoints over 10 ns:"] + lines))
-    shown = {**rep, "critical_path": describe_critical_path(rep["critical_path"])} if "critical_path" in rep else rep
+    shown = dict(rep)
+    if "critical_path" in rep:
+        shown["critical_path"] = describe_critical_path(rep["critical_path"])
     shown["preset"] = f"{rep['preset']} ({rep['preset_from']})" if rep["preset"] else "none (FpgaConfig's defaults)"
     return Result(rep, table([(k, shown[k]) for k in BUILD_KEYS if k in shown]))
