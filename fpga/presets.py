@@ -118,5 +118,26 @@ def configure(given: dict, preset: str | None = None, board_default: bool = True
     return FpgaConfig(**{**base, **given}), source
 
 
+def measured_fmax(p: Preset) -> str:
+    """'100.13 MHz (seed 6)', or 'not recorded'."""
+    m = p.measured
+    return f"{m['fmax_mhz']:.2f} MHz (seed {m['seed']})" if "fmax_mhz" in m else "not recorded"
+
+
+def markdown_table() -> str:
+    """The presets table of docs/fpga.md: each preset with its last measured build."""
+    known, defaults = load()
+    default_of = {name for (board, design), name in defaults.items()}
+    lines = ["| preset | board, design | what | last measured | LUT4 | FF | commit |",
+             "|---|---|---|---|---|---|---|"]
+    for name, p in known.items():
+        m = p.measured
+        area = [f"{m[k]:,}" if k in m else "" for k in ("lut4", "ff")]
+        lines.append(f"| `{name}`{' (default)' if name in default_of else ''} | {p.values['board']}, "
+                     f"{p.values['design']} | {p.about} | {measured_fmax(p)} | {' | '.join(area)} | "
+                     f"{m.get('commit', '')} |")
+    return "\n".join(lines)
+
+
 __all__ = ["DESIGN_FIELDS", "MEASURED_KEYS", "PRESETS_FILE", "Preset", "configure", "default_for", "get", "load",
-           "presets"]
+           "markdown_table", "measured_fmax", "presets"]

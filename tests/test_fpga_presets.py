@@ -139,7 +139,7 @@ def test_the_router_default_is_the_board_preset(capsys):
 
 def test_presets_lists_names_and_figures(capsys):
     code, out, err = cli(["fpga", "presets"], capsys)
-    assert code == 0 and "target-100mhz *" in out and "100.13 MHz, seed 6" in out and "28,458" in out
+    assert code == 0 and "target-100mhz *" in out and "100.13 MHz (seed 6)" in out and "28,458" in out
     assert all(name in out for name in presets())
     code, out, err = cli(["fpga", "presets", "--json"], capsys)
     listed = {p["name"]: p for p in json.loads(out)["presets"]}
@@ -243,3 +243,19 @@ def test_a_default_written_twice_is_found():
     found = [hit for path in sources if path.name != "cli.py"
              for hit in written_defaults(path.read_text(), path.relative_to(ROOT).as_posix(), names, flags)]
     assert not found, "FPGA build defaults written outside FpgaConfig:\n" + "\n".join(found)
+
+
+def test_the_docs_show_presets_not_option_lines():
+    """docs/fpga.md's presets table is the file's; README and guide name only presets that exist and
+    write no FPGA command longer than a terminal line."""
+    import re
+
+    from fpga.presets import markdown_table
+    guide, readme = (ROOT / "docs" / "fpga.md").read_text(), (ROOT / "README.md").read_text()
+    assert markdown_table() in guide
+    assert len(guide.splitlines()) <= 400
+    for text in (guide, readme):
+        assert set(re.findall(r"--preset ([\w-]+)", text)) <= set(presets()) | {"NAME"}
+        commands = re.sub(r"\\\n\s*", " ", text)               # continued lines as one command
+        long = [c for c in re.findall(r"(pstar fpga (?:build|area|sweep)[^\n`]*)", commands) if len(c) > 100]
+        assert not long, long

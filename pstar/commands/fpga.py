@@ -108,13 +108,13 @@ def check_sweep_out(out: str, no_build: bool) -> None:
 
 def _presets_result() -> Result:
     """`pstar fpga presets`: name, board, design, what it is, its last measured Fmax and LUTs."""
-    from fpga.presets import load
+    from fpga.presets import load, measured_fmax
     known, defaults = load()
     default_of = {name: f"{board} {design}" for (board, design), name in defaults.items()}
     rows, data = [], []
     for name, p in known.items():
         m = p.measured
-        fmax = (f"{m['fmax_mhz']:g} MHz, seed {m['seed']}" if "fmax_mhz" in m else "not recorded")
+        fmax = measured_fmax(p)
         rows.append((name + (" *" if name in default_of else ""), p.values["board"], p.values["design"], p.about,
                      fmax, f"{m['lut4']:,}" if "lut4" in m else "", m.get("commit", "")))
         data.append({"name": name, "about": p.about, "board": p.values["board"], "design": p.values["design"],
