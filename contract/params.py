@@ -16,8 +16,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 
-from routing_logic.base import VC_POLICIES
 from topologies.errors import ParameterError
+
+# the VC policies of routing_logic.base.VC_POLICIES, by name: written here so that reading the
+# contract does not import the routing logic (~0.5 s); tests/test_contract.py checks they agree
+VC_POLICY_NAMES = ("hops", "turns")
 
 # va_separable = 1: cycles from an input port's launch of a VC request to the cycle its answer is
 # applied (launch register, crossing register, output arbiter -> grant register, crossing register);
@@ -137,9 +140,9 @@ HEADER = Spec(
     "Valiant intermediate, which no unit reads)", choices=("routing", "all"))
 VC_POLICY = Spec(
     "vc_policy", "hops", "--vc-policy", "VC classes: hops (class = hops taken) or turns (class = down-then-up "
-    "turns over router ids: PolarStar minimal routing with 2 VCs; docs/routing.md)", choices=tuple(VC_POLICIES))
+    "turns over router ids: PolarStar minimal routing with 2 VCs; docs/routing.md)", choices=VC_POLICY_NAMES)
 OPTIONS = {spec.name: spec for spec in (FLIT_FORMAT, HEADER, VC_POLICY)}
 SPECS = {**PARAMS, **OPTIONS}
 
 __all__ = ["DEFAULTS", "FLIT_FORMAT", "HEADER", "OPTIONS", "PARAMS", "RouterParams", "SEPARABLE_VA_TRIP", "SPECS",
-           "Spec", "VC_POLICY", "param"]
+           "Spec", "VC_POLICY", "VC_POLICY_NAMES", "param"]

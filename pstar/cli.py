@@ -30,11 +30,13 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {one_line(message)}\n")
 
 
-def make_parser() -> argparse.ArgumentParser:
+def make_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser, or (`only`: a command's module name) one with that command alone, so
+    that `pstar sim ...` imports the sim command's module and not the FPGA flow's."""
     parser = OneLineParser(prog="pstar", description="PolarStar router toolkit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     sub.required = True
-    for name in COMMANDS:
+    for name in [only] if only else COMMANDS:
         mod = importlib.import_module(f"pstar.commands.{name}")
         p = mod.add_parser(sub)
         p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
@@ -50,8 +52,16 @@ def main(argv=None) -> int:
         return 2
 
 
+def _command_of(argv) -> str | None:
+    """The command module `argv` names as its first word (None: help, or no known command)."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    word = args[0] if args and isinstance(args[0], str) else ""
+    name = word.replace("-", "_")
+    return name if name in COMMANDS and "_" not in word else None
+
+
 def _main(argv) -> int:
-    parser = make_parser()
+    parser = make_parser(_command_of(argv))
     args = parser.parse_args(argv)
     name = f"pstar {args.command}"
     try:

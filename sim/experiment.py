@@ -9,7 +9,9 @@ window, injection stops and the network drains; `lost` counts created flits neve
 """
 from __future__ import annotations
 
+import copy
 import time
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,10 +21,35 @@ from routing_logic.registry import make_routing
 from topologies.errors import ParameterError
 from topologies.network import Network
 
+from .netcache import cached_routing
 from .network_sim import MODES, DeadlockDetected, NetworkSim
 from contract.params import VC_POLICY, RouterParams
 
 CDG_CHECK_LIMIT = 300   # routers: below this a CDG check admits VC counts under the proven bound
+
+
+# routings built in this process, per network: the BFS tables are built once per network and
+# routing, and shared by the runs and sweep points that use them (only the VCs differ)
+_ROUTINGS: "weakref.WeakKeyDictionary[Network, dict]" = weakref.WeakKeyDictionary()
+
+
+def _routing(net: Network, routing: str, vcs: int, vc_policy: str, depth: int | None):
+    """make_routing(routing, net, vcs=vcs, vc_policy=vc_policy) (+ buffer_depth for polarized),
+    not deadlock-checked, built once per (network, routing, policy, depth) in this process."""
+    depth = depth if routing == "polarized" else None
+    memo = _ROUTINGS.setdefault(net, {})
+    key = (routing, vc_policy, depth)
+    base = memo.get(key)
+    if base is None:
+        kw = {"buffer_depth": depth} if depth is not None else {}
+        base = memo[key] = cached_routing(net, (routing, vc_policy, vcs, depth), lambda: make_routing(
+            routing, net, check_deadlock=False, vc_policy=vc_policy, vcs=vcs, **kw))
+    if base.num_vcs == vcs:
+        return base
+    r = copy.copy(base)                 # the same tables; V enters a routing only via its VC policy
+    r._vcs_arg = vcs
+    r.set_vc_policy(vc_policy)
+    return r
 
 
 def build_routing(net: Network, routing: str, params: RouterParams, vcs_given: bool = True,
@@ -31,10 +58,7 @@ def build_routing(net: Network, routing: str, params: RouterParams, vcs_given: b
     refuses VC counts that are not deadlock-free."""
     if routing not in MODES:
         raise ParameterError(f"routing={routing!r}: unknown; allowed: {', '.join(MODES)}")
-    kw = {"vcs": params.vcs}
-    if routing == "polarized":
-        kw["buffer_depth"] = params.depth
-    r = make_routing(routing, net, check_deadlock=False, vc_policy=vc_policy, **kw)
+    r = _routing(net, routing, params.vcs, vc_policy, params.depth)
     need = r.default_vcs()
     if params.vcs < need:
         if net.num_routers > CDG_CHECK_LIMIT:
@@ -44,9 +68,12 @@ def build_routing(net: Network, routing: str, params: RouterParams, vcs_given: b
     return r
 
 
-def default_vcs(net: Network, routing: str, vc_policy: str = VC_POLICY.default) -> int:
-    """4 VCs as in the paper's setup, or more when the routing needs them for deadlock freedom."""
-    r = make_routing(routing, net, check_deadlock=False, vc_policy=vc_policy, vcs=1)
+def default_vcs(net: Network, routing: str, vc_policy: str = VC_POLICY.default, depth: int | None = None) -> int:
+    """4 VCs as in the paper's setup, or more when the routing needs them for deadlock freedom
+    (`depth`: polarized's buffer depth, so that the routing built here is the run's)."""
+    if routing not in MODES:
+        raise ParameterError(f"routing={routing!r}: unknown; allowed: {', '.join(MODES)}")
+    r = _routing(net, routing, 1, vc_policy, depth if depth is not None else RouterParams().depth)
     return max(4, r.default_vcs())
 
 

@@ -23,7 +23,6 @@ from topologies.errors import ParameterError, check_seed
 from topologies.network import Network
 
 from . import engine
-from contract.flit import index_bits
 from contract.params import RouterParams
 from .traffic import make_pattern
 
@@ -79,7 +78,7 @@ class NetworkSim:
         nbr_p[rows, cols] = pp
         # class steps per (router, input port, network output port); 0 at local inputs
         cstep = np.zeros((n, R + int(net.endpoints.max()), R), dtype=np.int64)
-        cstep[:, :R, :] = self.routing.class_steps()
+        cstep[:, :R, :] = class_steps(self.routing, nbr_r)
         # the class of each VC and the VC range of each class (the VC policy's table)
         policy = self.routing.vc_policy.for_vcs(V, self.vc_classes)
         vcls = np.asarray(policy.vc_class_table(), dtype=np.int64)
@@ -161,6 +160,8 @@ class NetworkSim:
         """The garbage kinds the flit layout of this network can carry (contract.flit.flit_layout):
         `bad_dst` needs a destination value >= N in the `dst` field, `bad_ep` an endpoint index
         >= p (the largest endpoint count, the RTL router's p) in `dst_ep`."""
+        from contract.flit import index_bits       # here: contract.flit imports amaranth (~0.5 s)
+
         n = self.net.num_routers
         kinds = []
         if n < (1 << index_bits(n)):
@@ -382,6 +383,23 @@ for _path, _struct in (("tables", engine.Tables), ("routers.inputs", engine.Inpu
                        ("endpoints", engine.Endpoints), ("obs", engine.Observed)):
     for _name in _struct._fields:
         setattr(NetworkSim, _name, property(attrgetter(f"{_path}.{_name}"), doc=f"engine state: {_path}.{_name}"))
+
+
+def class_steps(routing, nbr: np.ndarray) -> np.ndarray:
+    """`routing.class_steps()` (nbr: (n, R) neighbour router per port, -1 where none), the VC
+    policy's `class_step` taken over the connected (input, output) port pairs at once instead of
+    a Python loop over every (router, port, port): 0.02 s instead of ~1 s on 1,064 routers."""
+    from routing_logic.base import Routing
+
+    if type(routing).class_steps is not Routing.class_steps:       # a routing with its own table
+        return routing.class_steps()
+    n, R = nbr.shape
+    out = np.zeros((n, R, R), dtype=np.int64)
+    r, i, o = np.nonzero((nbr[:, :, None] >= 0) & (nbr[:, None, :] >= 0))
+    if len(r):
+        step = np.frompyfunc(routing.vc_policy.class_step, 3, 1)(nbr[r, i], r, nbr[r, o])
+        out[r, i, o] = step.astype(np.int64)
+    return out
 
 
 def polarstar_nexthop_table(routing, n: int) -> np.ndarray:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from contract.cli import add_router_arguments, router_params_from_args
 from contract.params import PARAMS
-from topologies import build
 from topologies.errors import ParameterError, check_seed
 
 from . import SPEC_HELP, Result, add_quiet, integer, progress, table
@@ -51,8 +50,10 @@ def network_from(args):
     """The SPEC's network, with --fail-links applied (its options checked before the build)."""
     if args.fail_links and not 0 < args.fail_links < 1:
         raise ParameterError(f"--fail-links={args.fail_links}: must be a fraction in (0, 1)")
+    from sim.netcache import build_network
+
     seed = check_seed(args.fail_seed, "--fail-seed")
-    net = build(args.spec, p=args.p)
+    net = build_network(args.spec, p=args.p)
     if args.fail_links:
         net = net.without_links(fraction=args.fail_links, seed=seed)
     return net
@@ -70,7 +71,7 @@ def params_from(args, net):
     """RouterParams of the flags; V, when not given, as `sim.experiment.default_vcs` chooses it."""
     from sim.experiment import default_vcs
 
-    vcs = args.vcs if args.vcs is not None else default_vcs(net, args.routing, args.vc_policy)
+    vcs = args.vcs if args.vcs is not None else default_vcs(net, args.routing, args.vc_policy, args.depth)
     return router_params_from_args(args, vcs=vcs)
 
 
