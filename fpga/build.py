@@ -8,6 +8,11 @@ time on stderr. Every tool's output goes to `build.log` in the build directory. 
 figures of `fpga.report.read_report` plus the configuration; a design that does not fit raises
 `ParameterError` naming the resource that overflowed.
 
+Every field of FpgaConfig is written once, here: the router's come from the contract
+(`ROUTER_SPECS`), the build's own carry their default, flag, help and choices or range
+(`option`, `BUILD_OPTIONS`); `fpga.cli` makes the command-line flags from them and `validate`
+checks with them. Named whole configurations are in `fpga/presets.toml` (`fpga.presets`).
+
 Flit width `W` is the flit's data (payload) width; the routing/flow-control fields of
 `contract.flit.flit_layout` travel beside it (`flit_bits` in the result is the whole flit).
 Router ports `P` = the topology's network radix R + the endpoints per router p, so `--ports`
@@ -39,12 +44,12 @@ BODY_BRAM = ("auto", "off")
 FRONTS = ("reg", "lutram")         # input VC fronts: registers (faster) or LUTRAM reads (smaller), hdl/buffer.py
 PNR_ROUTERS = ("router1", "router2")
 # nextpnr placers: heap (analytic, its default) or static (electrostatic: 16 % less wire on the
-# 26-router network, which router2 then routes at 95 % with LUTRAM bodies: docs/fpga.md)
+# 26-router network, which router2 then routes at 95 % with LUTRAM bodies: docs/fpga_results_log.md)
 PLACERS = ("heap", "static")
 # ECP5 technology mapping (Yosys abc9): `default` is synth_ecp5's script; `depth` maps the AIG as
 # it comes (`&if`), without the resynthesis (`&dc2`) and choice (`&dch`) passes, which restructure
 # every path up to the depth of the design's deepest one and so put a wall of paths at that depth
-# (docs/fpga.md, "ABC"); `&mfs` after it keeps the mapped depth (and without it Yosys stalled
+# (docs/fpga_results_log.md, "ABC"); `&mfs` after it keeps the mapped depth (and without it Yosys stalled
 # reading the 8-port router's mapping back)
 ABC_SCRIPTS = {"default": None, "depth": "+&if,-W,300,-v;&mfs"}
 ROUTINGS = ("polarstar", "min", "polarized")
