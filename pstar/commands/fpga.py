@@ -25,12 +25,13 @@ from ..outputs import check_output, check_output_dir
 from . import SPEC_HELP, Result, add_quiet, integer, table
 
 # the FpgaConfig fields each command takes as flags (fpga/cli.py makes them from FpgaConfig)
+# (what is built, before the router's flags; the buffer options only FPGA builds have; the rest)
 FLOW = ("seed", "pnr_router", "placer", "tmg_ripup", "pnr_margin")
-BUILD_FLAGS = ("board", "design", "routing", "ports", "router", "id_input", "freq_mhz", *FLOW, "wide_luts", "abc",
-               "build_dir")
-AREA_FLAGS = ("board", "routing", "ports", "router", "wide_luts")
+BUILD_DESIGN = ("board", "design", "routing", "ports", "router", "id_input")
+BUFFER_FLAGS = ("front", "body_bram")
+BUILD_REST = ("freq_mhz", *FLOW, "wide_luts", "abc", "build_dir")
+AREA_DESIGN = ("board", "routing", "ports", "router")
 SWEEP_FLAGS = (*FLOW, "wide_luts", "abc")
-BUFFER_FLAGS = ("front", "body_bram")          # the buffer options only FPGA builds have
 
 
 def _preset_flag(p, default_note: str) -> None:
@@ -53,9 +54,9 @@ def _build_parser(fsub):
     starts = "; ".join(f"a {design} on the {board} from {name}" for (board, design), name in load()[1].items())
     _preset_flag(b, f". Without --preset: {starts} (the best configuration measured there), the whole preset with "
                     "no SPEC, its build options when SPEC and the sizes are the preset's (fpga/presets.toml)")
-    add_build_arguments(b, BUILD_FLAGS[:6])
+    add_build_arguments(b, BUILD_DESIGN)
     add_router_flags(b)
-    add_build_arguments(b, (*BUFFER_FLAGS, *BUILD_FLAGS[6:]))
+    add_build_arguments(b, (*BUFFER_FLAGS, *BUILD_REST))
     b.add_argument("--quiet", action="store_true", help="no progress on stderr")
     b.add_argument("--dry-run", action="store_true", help="check the options and print what would be built")
     b.add_argument("--census", type=integer, default=0, metavar="N",
@@ -75,9 +76,9 @@ def add_parser(sub):
     a = fsub.add_parser("area", help="where one router's area goes: its ECP5 cells per component (Yosys)")
     _spec_arg(a, "polarstar:q=3,supernode=iq,degree=0")
     _preset_flag(a, " (its router: SPEC, sizes, router options)")
-    add_build_arguments(a, AREA_FLAGS[:4])
+    add_build_arguments(a, AREA_DESIGN)
     add_router_flags(a)
-    add_build_arguments(a, (*BUFFER_FLAGS, *AREA_FLAGS[4:]))
+    add_build_arguments(a, (*BUFFER_FLAGS, "wide_luts"))
     a.add_argument("--quiet", action="store_true", help="no progress on stderr")
     a.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     s = fsub.add_parser("sweep", help="the area/Fmax table: router P, V, B, W and routing unit vs q (ECP5)")
@@ -118,7 +119,7 @@ def _presets_result() -> Result:
         rows.append((name + (" *" if name in default_of else ""), p.values["board"], p.values["design"], p.about,
                      fmax, f"{m['lut4']:,}" if "lut4" in m else "", m.get("commit", "")))
         data.append({"name": name, "about": p.about, "board": p.values["board"], "design": p.values["design"],
-                     "default_for": default_of.get(name), "config": p.config().__dict__ | {"build_dir": None},
+                     "default_for": default_of.get(name), "config": dataclasses.asdict(p.config()),
                      "measured": m})
     text = table(rows, ("preset", "board", "design", "what", "last measured Fmax", "LUT4", "commit"))
     text += ("\n\n* the default of `pstar fpga build` for its board and design; figures are one build each "
