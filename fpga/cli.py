@@ -27,7 +27,7 @@ def _number(opt: BuildOption):
         try:
             return ascii_int(text) if opt.kind == "int" else float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"invalid {opt.kind}: {text!r}") from None
+            raise argparse.ArgumentTypeError(f"invalid {'integer' if opt.kind == 'int' else 'number'}: {text!r}") from None
     parse.__name__ = opt.kind
     return parse
 
