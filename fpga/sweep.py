@@ -14,6 +14,9 @@ traffic generators and checkers on every port, fpga/tops.py) at a 100 MHz constr
   (`--id-input`: one design for every router, a table unit is a loadable RAM). The whole router
   at those P is the router family's business (and at P = 16 it does not fit the 85F).
 
+Every point is built with FpgaConfig's defaults for what it does not set (the one-cycle router),
+or with a preset's build options (`preset`, `pstar fpga sweep --preset NAME`) and the flags given.
+
 Results are appended to OUT.json as each point finishes (a rerun skips the points already there
 unless named in `only`), and OUT.md / OUT.png are rewritten from all of them. A router point
 that cannot fit because a measured point with the same P and no more VCs, buffer depth or flit
@@ -35,6 +38,7 @@ from .build import FpgaConfig, build, check_placer, check_pnr_margin, check_pnr_
 PORT_SPECS = {4: "polarstar:q=2,supernode=iq,degree=0", 8: "polarstar:q=3,supernode=iq,degree=3",
               16: "polarstar:q=11,supernode=iq,degree=3"}
 UNIT_QS = (3, 5, 7, 11)
+OUT = "docs/fpga_sweep"            # OUT.json, OUT.md, OUT.png: where the table lives (docs/fpga_sweep.md)
 ECP5_85F_LUTS = 83640
 
 
@@ -77,7 +81,7 @@ def sweep_options(preset: str | None = None, **flow) -> dict:
     return opts
 
 
-def run_sweep(quick: bool = False, out: str = "docs/fpga_sweep", only: str | None = None, no_build: bool = False,
+def run_sweep(quick: bool = False, out: str = OUT, only: str | None = None, no_build: bool = False,
               progress: bool = True, preset: str | None = None, **flow) -> list[dict]:
     """Build the missing points (or those named in `only`) and rewrite OUT.md / OUT.png;
     `no_build`: only rewrite the table and the plot from OUT.json; `progress`: say each point and
@@ -290,4 +294,4 @@ def plot(rows: list[dict], path: pathlib.Path) -> None:
     plt.close(fig)
 
 
-__all__ = ["implied_misfit", "markdown", "points", "record", "run_sweep", "sweep_options", "table_rows"]
+__all__ = ["OUT", "implied_misfit", "markdown", "points", "record", "run_sweep", "sweep_options", "table_rows"]

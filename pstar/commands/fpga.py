@@ -83,7 +83,8 @@ def add_parser(sub):
     a.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     s = fsub.add_parser("sweep", help="the area/Fmax table: router P, V, B, W and routing unit vs q (ECP5)")
     s.add_argument("--quick", action="store_true", help="a few small points only")
-    s.add_argument("--out", default="docs/fpga_sweep", help="write OUT.json, OUT.md and OUT.png (default docs/fpga_sweep)")
+    from fpga.sweep import OUT
+    s.add_argument("--out", default=OUT, help=f"write OUT.json, OUT.md and OUT.png (default {OUT})")
     s.add_argument("--only", default=None, help="comma-separated point names to (re)build")
     s.add_argument("--no-build", action="store_true", help="build nothing: rewrite OUT.md and OUT.png from OUT.json")
     _preset_flag(s, " (its options only: pipeline, flits, synthesis, placement, seed; each point keeps its "
