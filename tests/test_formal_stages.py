@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pytest
 import tiers
-from amaranth.hdl import Cat, Const
+from amaranth.hdl import Cat, Const, Signal
 
 from hdl.buffer import VCBuffer
 from hdl.formal.alloc_props import sa_harness, va_harness
@@ -52,6 +52,14 @@ PROOFS = [
     # the whole router, one-cycle allocators: ownership, release at a tail, credits (k-induction)
     ("router5_ownership_and_credits", lambda: router5_harness(3, 4), 1, "", True),
     ("router5_va_stages2_choice_stage", lambda: router5_harness(3, 4, va_stages=2, va_choice_stage=1), 1, "", False),
+    # pipelined SA: + the nomination/grant registers' invariants and the buffers' (router_inv.py)
+    ("router5_sa_stages2", lambda: router5_harness(3, 4, sa_stages=2), 1, "", False),
+    ("router5_sa_stages3_st_stage1", lambda: router5_harness(3, 4, sa_stages=3, st_stage=1), 1, "", False),
+    ("router4_sa_stages3_st_stage1_v2_b2", lambda: router5_harness(2, 2, q=2, sa_stages=3, st_stage=1), 1, "", True),
+    # packets never interleave on an output VC + bounded response (downstream always ready)
+    ("router5_packets_and_liveness", lambda: router5_harness(3, 4, packets=True, liveness=True), 1, "", False),
+    ("router4_packets_and_liveness_v2_b2", lambda: router5_harness(2, 2, q=2, packets=True, liveness=True), 1, "",
+     True),
 ]
 
 
@@ -139,6 +147,57 @@ class BusyBlindRouter(Router):
         return _with(module, "VCAllocator", BusyBlindVA, lambda: super(BusyBlindRouter, self)._stages(m))
 
 
+def _router_with(name, cls):
+    """A Router whose stage `name` (a class the router module builds) is `cls`."""
+    import hdl.router.router as module
+
+    class Planted(Router):
+        def _stages(self, m):
+            return _with(module, name, cls, lambda: super(Planted, self)._stages(m))
+    return Planted
+
+
+class NominationBlindSA(SwitchAllocator):
+    """Pipelined SA that nominates a VC as if it had no nomination or grant in flight (may send
+    a flit it no longer has, or after its tail)."""
+    def _eligible(self, m, nom, gnt):
+        zeros = [Const(0, self.cfg.V)] * self.cfg.P
+        return super()._eligible(m, zeros if nom is not None else None, zeros)
+
+
+class StuckPointerSA(SwitchAllocator):
+    """The input stage's round-robin pointers never move (a VC can starve)."""
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        m.d.comb += [m._named_submodules[f"sa_in_{i}"][0].commit.eq(0) for i in range(self.cfg.P)]
+        return m
+
+
+class EarlyReleaseRouter(Router):
+    """Releases an input VC's output VC when its head leaves, not its tail."""
+    def _connect_allocators(self, m, stages, alloc):
+        frees = super()._connect_allocators(m, stages, alloc)
+        inputs, _, swa, _, outs = stages
+        valid, _, oh, _ = alloc
+        V = self.params.vcs
+        early = [Signal(V, name=f"early_{i}") for i in range(self.P)]
+        for i in range(self.P):
+            heads = Cat(*[inputs[i].front[v].flit.head for v in range(V)])
+            m.d.comb += early[i].eq(frees[i] | swa.send[i] & heads)
+            for v in range(V):
+                with m.If(early[i][v]):
+                    m.d.sync += valid[i][v].eq(0)
+        self._planted = (outs, oh, early)
+        return frees
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        outs, oh, early = self._planted
+        for o in range(self.P):
+            m.d.comb += outs.released[o].eq(Cat(*[self._on((o, w), early, oh) for w in range(self.params.vcs)]))
+        return m
+
+
 def _bad_unit(net):
     """The unit with one wrong entry in its supernode first-port table (router a of a supernode
     towards b sends on another port)."""
@@ -176,6 +235,14 @@ BROKEN = [
     ("router5_two_holders_of_an_output_vc", lambda: router5_harness(3, 4, router_cls=BusyBlindRouter), 5, "",
      False),
     ("router5_dishonest_downstream", lambda: router5_harness(3, 4, honest_downstream=False), 2, "", False),
+    ("router4_sa_stages2_nomination_blind",
+     lambda: router5_harness(2, 2, q=2, sa_stages=2, router_cls=_router_with("SwitchAllocator", NominationBlindSA)),
+     6, "", False),
+    ("router4_release_at_head", lambda: router5_harness(2, 2, q=2, packets=True, router_cls=EarlyReleaseRouter),
+     4, "", False),
+    ("router4_stuck_sa_pointer",
+     lambda: router5_harness(2, 2, q=2, liveness=True, router_cls=_router_with("SwitchAllocator", StuckPointerSA)),
+     8, "", False),
     ("polarstar_unit_wrong_entry", lambda: unit_harness(2, "iq", 3, unit_factory=_bad_unit), 1, ROM, True),
     ("polarstar_unit_reference_wrong_entry",
      lambda: unit_harness(2, "iq", 3, table_patch=_drop_a_minimal_port), 1, ROM, False),

@@ -102,11 +102,13 @@ def arbiter_harness(n: int = 4, commit: bool = True, own_commit: bool = False):
 __all__ = ["fifo_harness", "pick_harness", "arbiter_harness"]
 
 
-def packet_sources(m, dut, V: int, B: int, pkt_len: int) -> list:
+def packet_sources(m, dut, V: int, B: int, pkt_len: int, state=None, wellformed: bool = False) -> list:
     """Free upstream senders on every input port of router `dut`: each flit's VC below V, sent only
     with an upstream credit (B per VC, returned by `credit_out`), as whole packets of `pkt_len`
     flits (head first, tail last, one packet id, seq counting up) per input VC. Returns the free
-    inputs (valid and flit bits per port)."""
+    inputs (valid and flit bits per port). `state`: a dict to fill with each sender's registers,
+    state[(i, v)] = {"credit", "open", "packet", "seq"}; wellformed: every head's destination
+    exists (router < N, endpoint < p: no head is dropped as malformed)."""
     free = []
     for i in range(dut.P):
         valid, flit = Signal(name=f"in_valid{i}"), Signal(dut.layout, name=f"in_flit{i}")
@@ -120,6 +122,8 @@ def packet_sources(m, dut, V: int, B: int, pkt_len: int) -> list:
             seq = Signal(range(pkt_len + 1), name=f"in_seq{i}_{v}")
             send = valid & (flit.vc == v)
             ret = cr_out.valid & (cr_out.payload == v)
+            if state is not None:
+                state[(i, v)] = {"credit": up, "open": is_open, "packet": pk, "seq": seq}
             m.d.sync += up.eq(up - send + ret)
             with m.If(send):
                 m.d.comb += [Assume(up > 0), Assume(flit.head == ~is_open), Assume(flit.seq == seq),
@@ -128,6 +132,8 @@ def packet_sources(m, dut, V: int, B: int, pkt_len: int) -> list:
                     m.d.comb += Assume(flit.packet == pk)
                 m.d.sync += [is_open.eq(~flit.tail), pk.eq(flit.packet), seq.eq(Mux(flit.tail, 0, seq + 1))]
         m.d.comb += Assume(~valid | (flit.vc < V))
+        if wellformed:
+            m.d.comb += Assume(~valid | ~flit.head | ((flit.dst < dut.num_routers) & (flit.dst_ep < dut.p)))
     return free
 
 

@@ -19,42 +19,58 @@ Asserted, `induct=True` (k-induction; the allocation state read from the netlist
     counted down then), each counter flag
     `credits > j` equal to the compare (and, three-stage SA, every input VC's copy of the flags of
     the output VC it holds equal to them: the router's `held_credit_error` never set).
-They close at k = 1 with the one-cycle allocators and with va_stages 2 + va_choice_stage 1; with
-a pipelined switch allocator they did not (sa_stages 3 + st_stage 1 at k = 3, sa_stages 2 at
-k = 2): its nomination and grant registers need invariants tying them to the buffers' contents
-(which flit of a packet is at each front), not written yet.
-`induct=False` adds, bounded from reset (BMC): on every output VC a packet's flits leave head
-first, tail last, with one packet id, never interleaved with another packet's.
+They close at k = 1 with the one-cycle allocators and with va_stages 2 + va_choice_stage 1. With
+a pipelined switch allocator (sa_stages 2, or 3 with st_stage 1) they close at k = 1 with the
+invariants of router_inv.py added: the SA's nomination and grant registers tied to the
+allocation, the buffers' counts and the credits, every input buffer consistent with itself and
+holding whole-packet sequences (the buffer invariants are read from each `VCBuffer`'s netlist).
+`packets=True` (st_stage 0) adds, by k-induction: on every output VC a packet's flits leave head
+first, tail last, with one packet id, never interleaved with another packet's: a monitor per
+output VC (inside a packet, its id) tied to the front of the input VC that holds it and to that
+VC's upstream sender. It assumes well-formed heads (their destination exists: none is dropped).
+`liveness=True` (one-cycle SA, st_stage 0) adds the bounded response of `_liveness`, with the
+downstream always ready (each credit back in the cycle after its flit left).
+`induct=False` adds the packet order bounded from reset (BMC) instead, with any heads.
+q=2 builds router 0 of PolarStar q=2 IQ d'=0 instead (R = 3, P = 4), for the CI's small sizes.
 """
 from __future__ import annotations
 
 import functools
+from types import SimpleNamespace
 
-from amaranth.hdl import Assert, Assume, Cat, Module, Signal
+from amaranth.hdl import Assert, Assume, Cat, Module, Mux, Signal
+from amaranth.lib import data
 
 from .internals import open_submodule, open_up, signal, submodule
 from .properties import packet_sources
+from .router_inv import (
+    buffer_invariants,
+    open_buffers,
+    open_sw,
+    packet_invariants,
+    sa_invariants,
+)
 
 
 @functools.lru_cache(maxsize=None)
-def _net():
+def _net(q: int = 3):
     from topologies import polarstar
-    return polarstar(3, "iq", 0)
+    return polarstar(q, "iq", 0)
 
 
 def _onehot0(x):
     return (x & (x - 1)) == 0
 
 
-def router5_harness(V: int = 3, B: int = 4, pkt_len: int = 2, induct: bool = True, honest_downstream: bool = True,
-                    router_cls=None, **params):
+def _build(V, B, pkt_len, router_cls, q, packets, params):
+    """The router (opened), its upstream senders, and the allocation state: a namespace."""
     from contract.flit import flit_layout
     from contract.params import RouterParams
 
     from ..router import Router
     from ..routing_units import PolarStarUnit
 
-    net = _net()
+    net = _net(q)
     R, p = int(net.ports.max()), 1
     prm = RouterParams(vcs=V, depth=B, packet_flits=pkt_len, payload_bits=1, packet_id_bits=2, **params)
     lay = flit_layout(net.num_routers, p, prm)
@@ -63,80 +79,212 @@ def router5_harness(V: int = 3, B: int = 4, pkt_len: int = 2, induct: bool = Tru
                                  min(V, 3), router_id=0)
     inner, sig = open_up(dut)
     m.submodules.dut = inner
-    outs = submodule(inner, "outputs")
-    P, vcmap = dut.P, dut.vcmap
-    free = packet_sources(m, dut, V, B, pkt_len)      # credit-respecting whole packets per input VC
-    # ---- the allocation state
-    valid = [[signal(sig, f"alloc_valid_{i}_{v}") for v in range(V)] for i in range(P)]
-    ws = [[signal(sig, f"alloc_w_{i}_{v}") for v in range(V)] for i in range(P)]
-    oh = [signal(sig, f"alloc_oh_{iv // V}_{iv % V}") for iv in range(P * V)]
-    for iv, ovcs in enumerate(vcmap.ovcs_of):
+    c = SimpleNamespace(m=m, dut=dut, inner=inner, sig=sig, outs=submodule(inner, "outputs"), prm=prm,
+                        vcmap=dut.vcmap, P=dut.P, R=R, V=V, B=B, L=pkt_len, layout=lay,
+                        front_fields=dut.front_fields, up={})
+    c.free = packet_sources(m, dut, V, B, pkt_len, state=c.up, wellformed=packets)
+    c.valid = [[signal(sig, f"alloc_valid_{i}_{v}") for v in range(V)] for i in range(c.P)]
+    c.ws = [[signal(sig, f"alloc_w_{i}_{v}") for v in range(V)] for i in range(c.P)]
+    c.oh = [signal(sig, f"alloc_oh_{iv // V}_{iv % V}") for iv in range(c.P * V)]
+    return c
+
+
+def _ownership(c):
+    """Each allocated input VC holds exactly one output VC, with its `alloc_w`."""
+    m, V, prm = c.m, c.V, c.prm
+    for iv, ovcs in enumerate(c.vcmap.ovcs_of):
         i, v = divmod(iv, V)
-        with m.If(valid[i][v]):
-            m.d.comb += [Assert(_onehot0(oh[iv])), Assert(oh[iv].any())]
+        with m.If(c.valid[i][v]):
+            m.d.comb += [Assert(_onehot0(c.oh[iv])), Assert(c.oh[iv].any())]
             for k, (o, w) in enumerate(ovcs):
-                with m.If(oh[iv][k]):
-                    m.d.comb += Assert(ws[i][v] == w)
-    if dut.held_credit_error is not None:      # sa_stages = 3: each VC's copy of its output VC's credit flags
-        m.d.comb += Assert(~dut.held_credit_error)
+                with m.If(c.oh[iv][k]):
+                    m.d.comb += Assert(c.ws[i][v] == w)
+    if c.dut.held_credit_error is not None:      # sa_stages = 3: each VC's copy of its output VC's credit flags
+        m.d.comb += Assert(~c.dut.held_credit_error)
     if prm.va_stages == 2 and not prm.va_separable:
         # a request registered for the VC allocator's second stage is never of an allocated VC
-        _, vsig = open_submodule(inner, "vc_alloc")
-        m.d.comb += [Assert(~signal(vsig, f"va2_v_{i}_{v}") | ~valid[i][v]) for i in range(P) for v in range(V)]
-    st = prm.st_stage
+        _, vsig = open_submodule(c.inner, "vc_alloc")
+        m.d.comb += [Assert(~signal(vsig, f"va2_v_{i}_{v}") | ~c.valid[i][v]) for i in range(c.P) for v in range(V)]
+
+
+def _delayed(m, x, n, name):
+    """[x one cycle ago, ..., n cycles ago] (registers)."""
+    hist = []
+    for k in range(n):
+        h = Signal.like(x, name=f"{name}_d{k}")
+        m.d.sync += h.eq(hist[-1] if hist else x)
+        hist.append(h)
+    return hist
+
+
+def _holders(c, o, w):
+    return [(iv, c.valid[iv // c.V][iv % c.V] & c.oh[iv][k]) for iv, k in c.vcmap.holders.get((o, w), [])]
+
+
+def _output_vc(c, o, w, induct, honest, cr):
+    """Ownership, release at a tail and credits of output VC (o, w)."""
+    m, st, B = c.m, c.prm.st_stage, c.B
+    out = c.dut.flit_out[o]
+    fl = out.payload
+    busy = c.outs.busy[o]
+    hold = Cat(*[h for _, h in _holders(c, o, w)])
+    m.d.comb += [Assert(_onehot0(hold)), Assert(busy[w] == hold.any())]
+    leave = out.valid & (fl.vc == w)
+    # busy falls exactly when a tail leaves (st_stage cycles after its allocation)
+    tail_out = Signal(name=f"tail_out{o}_{w}")
+    m.d.comb += tail_out.eq(leave & fl.tail)
+    prev_busy = Signal(name=f"prev_busy{o}_{w}")
+    m.d.sync += prev_busy.eq(busy[w])
+    fell = prev_busy & ~busy[w]
+    fell = (_delayed(m, fell, st, f"fell{o}_{w}") or [fell])[-1]
+    tail_prev = Signal(name=f"tail_prev{o}_{w}")
+    m.d.sync += tail_prev.eq(tail_out)
+    if st == 0 or not induct:     # with a traversal stage: bounded only (not inductive at k <= 3)
+        m.d.comb += Assert(fell == tail_prev)
+    if not induct:
+        _monitor(c, o, w, leave, None)
+    if o >= c.R:
+        return
+    cv, cvc = cr
+    owed = Signal(range(B + 2), name=f"owed{o}_{w}")
+    back = cv & (cvc == w)
+    if honest:
+        m.d.comb += Assume(~back | (owed > 0))
+    m.d.sync += owed.eq(owed + leave - back)
+    # the flits the switch allocator sent that are still in the traversal stages
+    # (st_stage of them): the one sent st_stage cycles ago is the one leaving now
+    hist = _delayed(m, c.outs.sent[o][w], st, f"sent{o}_{w}")
+    m.d.comb += Assert(leave == (hist[-1] if hist else c.outs.sent[o][w]))
+    in_st = sum(h.as_unsigned() for h in hist) if hist else 0
+    cnt = c.dut.credit_counters[o][w]
+    m.d.comb += [Assert(cnt + in_st + owed == B), Assert(cnt <= B)]
+    m.d.comb += [Assert(c.outs.credit_gt[o][w][j] == (cnt > j)) for j in range(c.prm.sa_stages)]
+    c.owed[(o, w)] = owed
+
+
+def _monitor(c, o, w, leave, fronts):
+    """Packets never interleave on output VC (o, w): head first, tail last, one packet id. With
+    `fronts` (k-induction) the monitor is tied to the holder's front and its sender's state."""
+    m = c.m
+    fl = c.dut.flit_out[o].payload
+    is_open = Signal(name=f"out_open{o}_{w}")
+    pk = Signal(len(fl.packet), name=f"out_pk{o}_{w}")
+    with m.If(leave):
+        m.d.comb += Assert(fl.head == ~is_open)
+        with m.If(is_open):
+            m.d.comb += Assert(fl.packet == pk)
+        m.d.sync += [is_open.eq(~fl.tail), pk.eq(fl.packet)]
+    if fronts is None:
+        return
+    with m.If(~c.outs.busy[o][w]):
+        m.d.comb += Assert(~is_open)
+    for iv, h in _holders(c, o, w):
+        fhead, fpk = fronts[(iv // c.V, iv % c.V)]
+        with m.If(h):
+            m.d.comb += Assert(is_open == ~fhead)
+            with m.If(is_open):
+                m.d.comb += Assert(pk == fpk)
+
+
+def _ptr_dist(m, mask, x: int, n: int, name: str):
+    """(x - pointer) mod n for a round-robin arbiter's pointer mask (bits ptr..n-1; 0: pointer 0)."""
+    pc = sum(mask[j].as_unsigned() for j in range(n))
+    d = Signal(range(2 * n + 1), name=name)
+    m.d.comb += d.eq(Mux(mask[x], x + pc - n, x + pc))
+    return d
+
+
+def liveness_bound(P: int, V: int) -> int:
+    """The most cycles an eligible input VC waits before it sends (one-cycle SA, 1 iteration)."""
+    return V * V * P - 1
+
+
+def _liveness(c, planted_stuck: bool = False):
+    """Bounded response of the one-cycle switch allocator, downstream always ready (every credit
+    back in the cycle after its flit left): an input VC that holds an output VC and has a flit
+    (so it is eligible) sends within liveness_bound(P, V) + 1 cycles. Proved with the potential
+    psi = Dv·V·P + Dc·P + Do (Dv, Dc: the input arbiter's distance from its pointer to the VC and
+    to its choice, Do: the distance of the choice's output arbiter from its pointer to the port),
+    which falls in every cycle the VC waits: waited + psi <= bound."""
+    m, P, V = c.m, c.P, c.V
+    ssig = open_sw(c)
+    swmod = submodule(c.inner, "sw_alloc")
+    in_arb = [submodule(swmod, f"sa_in_{i}") for i in range(P)]
+    out_arb = [submodule(swmod, f"sa_out_{o}") for o in range(P)]
+    for arb, n in [(a, V) for a in in_arb] + [(a, P) for a in out_arb]:
+        m.d.comb += Assert(((arb.mask << 1)[:n] & ~arb.mask) == 0)       # a thermometer mask
+    bound = liveness_bound(P, V)
+    for i in range(P):
+        elig, grant = signal(ssig, f"elig_{i}"), in_arb[i].grant
+        cport = signal(ssig, f"sa0_in_port_{i}")
+        dc = sum(Mux(grant[u], _ptr_dist(m, in_arb[i].mask, u, V, f"live_dc{i}_{u}"), 0) for u in range(V))
+        do = sum(Mux(cport[o], _ptr_dist(m, out_arb[o].mask, i, P, f"live_do{i}_{o}"), 0) for o in range(P))
+        for v in range(V):
+            waited = Signal(range(bound + 2), name=f"waited_{i}_{v}")
+            sent = c.swa.send[i][v]
+            m.d.sync += waited.eq(Mux(elig[v] & ~sent, waited + 1, 0))
+            dv = _ptr_dist(m, in_arb[i].mask, v, V, f"live_dv{i}_{v}")
+            psi = Signal(range(2 * bound + 2), name=f"psi_{i}_{v}")
+            m.d.comb += psi.eq(dv * (V * P) + dc * P + do)
+            m.d.comb += [Assert(waited <= bound), Assert(elig[v] | (waited == 0))]
+            with m.If(elig[v]):
+                m.d.comb += Assert(waited + psi <= bound)
+
+
+def _downstream(c, o, liveness: bool):
+    """The credit returns of network output o: free (an honest or dishonest downstream), or with
+    `liveness` always ready (each flit's credit back in the next cycle)."""
+    m = c.m
+    cv, cvc = Signal(name=f"cr_valid{o}"), Signal(range(c.V), name=f"cr_vc{o}")
+    if liveness:
+        out = c.dut.flit_out[o]
+        m.d.sync += [cv.eq(out.valid), cvc.eq(out.payload.vc)]
+    else:
+        c.free += [cv, cvc]
+    m.d.comb += [c.dut.credit_in[o].valid.eq(cv), c.dut.credit_in[o].payload.eq(cvc), Assume(cvc < c.V)]
+    return cv, cvc
+
+
+def router5_harness(V: int = 3, B: int = 4, pkt_len: int = 2, induct: bool = True, honest_downstream: bool = True,
+                    router_cls=None, q: int = 3, packets: bool = False, liveness: bool = False, **params):
+    """q: the PolarStar (3: P = 5, 2: P = 4); packets: the non-interleaving check by k-induction
+    (with the buffers' packet structure as invariants; st_stage 0 only); liveness: the bounded
+    response of `_liveness` (one-cycle SA, st_stage 0), downstream always ready."""
+    c = _build(V, B, pkt_len, router_cls, q, packets, params)
+    m, P, R = c.m, c.P, c.R
+    c.owed, c.ssig = {}, None
+    if liveness and (c.prm.sa_stages != 1 or c.prm.st_stage or c.prm.alloc_iters != 1):
+        raise ValueError("liveness=True: sa_stages 1, alloc_iters 1, st_stage 0 only")
+    _ownership(c)
+    fronts = None
+    if c.prm.sa_stages > 1 or packets or liveness:
+        bufs = open_buffers(c)
+        c.count = [[buf.count[v] for v in range(V)] for buf, _, _ in bufs]
+        c.entry_layout = _entry_layout(c)
+        c.front = [[data.View(c.entry_layout, buf.front[v]) for v in range(V)] for buf, _, _ in bufs]
+        readers = buffer_invariants(c, bufs)
+        if packets and c.prm.st_stage:
+            raise ValueError("packets=True: st_stage 0 only")
+        fronts = packet_invariants(c, readers, wellformed=packets)
+    sa_invariants(c)
     for o in range(P):
-        out = dut.flit_out[o]
-        fl = out.payload
-        busy = outs.busy[o]
-        if o < R:
-            cv, cvc = Signal(name=f"cr_valid{o}"), Signal(range(V), name=f"cr_vc{o}")
-            free += [cv, cvc]
-            m.d.comb += [dut.credit_in[o].valid.eq(cv), dut.credit_in[o].payload.eq(cvc), Assume(cvc < V)]
+        cr = _downstream(c, o, liveness) if o < R else None
         for w in range(V):
-            hold = Cat(*[valid[iv // V][iv % V] & oh[iv][k] for iv, k in vcmap.holders.get((o, w), [])])
-            m.d.comb += [Assert(_onehot0(hold)), Assert(busy[w] == hold.any())]
-            # busy falls exactly when a tail leaves (st_stage cycles after its allocation)
-            leave = out.valid & (fl.vc == w)
-            tail_out = Signal(name=f"tail_out{o}_{w}")
-            m.d.comb += tail_out.eq(leave & fl.tail)
-            prev_busy = Signal(name=f"prev_busy{o}_{w}")
-            m.d.sync += prev_busy.eq(busy[w])
-            fell = prev_busy & ~busy[w]
-            for k in range(st):
-                d = Signal(name=f"fell{o}_{w}_d{k}")
-                m.d.sync += d.eq(fell)
-                fell = d
-            tail_prev = Signal(name=f"tail_prev{o}_{w}")
-            m.d.sync += tail_prev.eq(tail_out)
-            if st == 0 or not induct:     # with a traversal stage: bounded only (not inductive at k <= 3)
-                m.d.comb += Assert(fell == tail_prev)
-            if not induct:
-                is_open = Signal(name=f"out_open{o}_{w}")
-                pk = Signal(len(fl.packet), name=f"out_pk{o}_{w}")
-                with m.If(leave):
-                    m.d.comb += Assert(fl.head == ~is_open)
-                    with m.If(is_open):
-                        m.d.comb += Assert(fl.packet == pk)
-                    m.d.sync += [is_open.eq(~fl.tail), pk.eq(fl.packet)]
-            if o < R:
-                owed = Signal(range(B + 2), name=f"owed{o}_{w}")
-                back = cv & (cvc == w)
-                if honest_downstream:
-                    m.d.comb += Assume(~back | (owed > 0))
-                m.d.sync += owed.eq(owed + leave - back)
-                # the flits the switch allocator sent that are still in the traversal stages
-                # (st_stage of them): the one sent st_stage cycles ago is the one leaving now
-                sent, hist = outs.sent[o][w], []
-                for k in range(st):
-                    h = Signal(name=f"sent{o}_{w}_d{k}")
-                    m.d.sync += h.eq(hist[-1] if hist else sent)
-                    hist.append(h)
-                m.d.comb += Assert(leave == (hist[-1] if hist else sent))
-                in_st = sum(h.as_unsigned() for h in hist) if hist else 0
-                cnt = dut.credit_counters[o][w]
-                m.d.comb += [Assert(cnt + in_st + owed == B), Assert(cnt <= B)]
-                m.d.comb += [Assert(outs.credit_gt[o][w][j] == (cnt > j)) for j in range(prm.sa_stages)]
-    return m, free
+            _output_vc(c, o, w, induct, honest_downstream, cr)
+            if packets:
+                out = c.dut.flit_out[o]
+                _monitor(c, o, w, out.valid & (out.payload.vc == w), fronts)
+            if liveness and o < R:      # the credit owed is the one coming back next cycle
+                m.d.comb += Assert(c.owed[(o, w)] == (cr[0] & (cr[1] == w)))
+    if liveness:
+        _liveness(c)
+    return m, c.free
 
 
-__all__ = ["router5_harness"]
+def _entry_layout(c):
+    from ..crossbar import split_layout
+    from ..router.input_unit import entry_layout
+    return entry_layout(split_layout(c.layout, c.front_fields)[0], c.R, c.dut.shape.prio_bits)
+
+
+__all__ = ["router5_harness", "liveness_bound"]

@@ -1,0 +1,197 @@
+"""Invariants of the whole router's internal state, for `router_props.router5_harness`.
+
+Read from the netlist (`internals`), the RTL unchanged:
+  * `sa_invariants`: the pipelined switch allocator's registers. A nomination (`sa_nom_*`,
+    sa_stages 2 and 3) is one-hot or empty, its port register the one-hot port of the output VC
+    the nominated VC holds (empty with it), and the nominated VC holds an output VC, has a flit
+    and a credit of it. Three stages: a registered grant (`sa_gnt_*`, the VC that sends now) is
+    one-hot, its VC holds an output VC, has a flit and a credit; a VC both granted and nominated
+    has two flits, two credits and a front that is not its tail; the registered output choices
+    (`sa_sent_valid_*`, `sa_sent_sel_*`) are the grants' ports.
+  * `buffer_invariants`: every input VC buffer (registered fronts) consistent with itself:
+    pointers in range, tail = head + count, after1/after2 = head + 1, + 2, the count flags equal
+    the compares, the front register = the memory's entry at head, and (three-stage SA) the peek
+    register = the peek memory at head + 1 and every held entry's peek bit = its tail bit.
+  * `packet_invariants` (packets = True): the flits in each input VC buffer form the packet
+    structure the upstream sender (`properties.packet_sources`) makes: entry k + 1's sequence
+    number is entry k's + 1 (mod L), head exactly at 0, tail exactly at L - 1, one packet id
+    inside a packet; the last entry agrees with the sender's state; the sender's credits + the
+    count = B; an input VC without an output VC has a head at its front or is empty between
+    packets, one with an output VC has a flit or is inside a packet.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Assert, Cat, Mux
+from amaranth.lib import data
+
+from ..crossbar import body_ranges
+from .internals import memory, open_submodule, signal, submodule
+
+
+def _onehot0(x):
+    return (x & (x - 1)) == 0
+
+
+def _mod_add(x, k: int, n: int):
+    s = x + k
+    return Mux(s >= n, s - n, s)
+
+
+def held_port(c, iv):
+    """One-hot over ports: the port of the output VC input VC iv holds (0 when it holds none)."""
+    ovcs = c.vcmap.ovcs_of[iv]
+    return Cat(*[Cat(*[c.oh[iv][k] for k, (o2, _) in enumerate(ovcs) if o2 == o]).any() for o in range(c.P)])
+
+
+def held_credit(c, iv, j: int):
+    """The held output VC's flag `credits > j` (1 at a local port)."""
+    ovcs = c.vcmap.ovcs_of[iv]
+    bits = [c.outs.credit_gt[o][w][j] if o < c.R else 1 for o, w in ovcs]
+    return (c.oh[iv] & Cat(*bits)).any()
+
+
+def open_sw(c):
+    """Open the switch allocator (once): its signals by name; `c.swa` the component."""
+    if getattr(c, "ssig", None) is None:
+        c.swa, c.ssig = open_submodule(c.inner, "sw_alloc")
+    return c.ssig
+
+
+def sa_invariants(c):
+    k = c.prm.sa_stages
+    if k == 1:
+        return
+    m, V, P = c.m, c.V, c.P
+    ssig = open_sw(c)
+    for i in range(P):
+        nom, nport = signal(ssig, f"sa_nom_{i}"), signal(ssig, f"sa_nom_port_{i}")
+        gnt = signal(ssig, f"sa_gnt_{i}") if k == 3 else None
+        m.d.comb += [Assert(_onehot0(nom)), Assert(nom.any() | (nport == 0))]
+        if gnt is not None:
+            m.d.comb += Assert(_onehot0(gnt))
+        for v in range(V):
+            iv = i * V + v
+            cnt = c.count[i][v]
+            ok = c.valid[i][v] & (cnt > 0) & held_credit(c, iv, 0)
+            with m.If(nom[v]):
+                m.d.comb += [Assert(ok), Assert(nport == held_port(c, iv))]
+            if gnt is None:
+                continue
+            with m.If(gnt[v]):
+                m.d.comb += Assert(ok)
+            with m.If(gnt[v] & nom[v]):
+                m.d.comb += [Assert(cnt > 1), Assert(held_credit(c, iv, 1)), Assert(~c.front[i][v].flit.tail)]
+    if k == 3:
+        for o in range(P):
+            sv, ssel = signal(ssig, f"sa_sent_valid_{o}"), signal(ssig, f"sa_sent_sel_{o}")
+            m.d.comb += [Assert(sv == ssel.any()), Assert(_onehot0(ssel))]
+            for i in range(P):
+                gnt = signal(ssig, f"sa_gnt_{i}")
+                port_of_gnt = Cat(*[gnt[v] & held_port(c, i * V + v)[o] for v in range(V)]).any()
+                m.d.comb += Assert(ssel[i] == port_of_gnt)
+
+
+def open_buffers(c):
+    """Open every input unit and its buffer: per port (buffer component, its module, signals)."""
+    out = []
+    for i in range(c.P):
+        _, _ = open_submodule(c.inner, f"input{i}")
+        iu_mod = submodule(c.inner, f"input{i}")
+        buf, bsig = open_submodule(iu_mod, "buf")
+        out.append((buf, submodule(iu_mod, "buf"), bsig))
+    return out
+
+
+def buffer_invariants(c, bufs):
+    """Self-consistency of each buffer; returns per port and VC the entries' readers
+    `entry(k)` -> (front entry view, body value) of the k-th flit (0: the front)."""
+    m, V, B = c.m, c.V, c.B
+    peek = c.prm.sa_stages == 3
+    readers = []
+    for i, (buf, bmod, bsig) in enumerate(bufs):
+        row = []
+        body_mem = memory(bmod, "body")
+        for v in range(V):
+            cnt = buf.count[v]
+            head, tail = signal(bsig, f"head{v}"), signal(bsig, f"tail{v}")
+            a1, a2 = signal(bsig, f"after1_{v}"), signal(bsig, f"after2_{v}")
+            m.d.comb += [Assert(head < B), Assert(tail < B), Assert(cnt <= B),
+                         Assert(a1 == _mod_add(head, 1 % B, B)), Assert(a2 == _mod_add(head, 2 % B, B)),
+                         Assert(tail == Mux(head + cnt >= B, head + cnt - B, head + cnt))]
+            m.d.comb += [Assert(buf.count_gt[v][j] == (cnt > j)) for j in range(c.prm.sa_stages)]
+            fmem = memory(bmod, f"front{v}_mem")
+            pmem = memory(bmod, f"peek{v}_mem") if peek else None
+            ents = []
+            for k in range(B):
+                addr = _mod_add(head, k, B)
+                rp = fmem.read_port(domain="comb")
+                bp = body_mem.read_port(domain="comb")
+                m.d.comb += [rp.addr.eq(addr), bp.addr.eq(v * B + addr)]
+                ent = data.View(c.entry_layout, rp.data)
+                ents.append((ent, bp.data))
+                if pmem is not None:
+                    pp = pmem.read_port(domain="comb")
+                    m.d.comb += pp.addr.eq(addr)
+                    with m.If(cnt > k):
+                        m.d.comb += Assert(pp.data[0] == ent.flit.tail)
+                    if k == 1:
+                        with m.If(cnt > 1):
+                            m.d.comb += Assert(buf.peek[v] == pp.data)
+            with m.If(cnt > 0):
+                m.d.comb += Assert(buf.front[v] == ents[0][0].as_value())
+            row.append(ents)
+        readers.append(row)
+    return readers
+
+
+def body_field(c, name: str):
+    """(offset, width) of flit field `name` within a buffer body."""
+    f = dict(c.layout)[name]
+    pos = 0
+    for lo, hi in body_ranges(c.layout, c.front_fields):
+        if lo <= f.offset < hi:
+            return pos + f.offset - lo, f.width
+        pos += hi - lo
+    raise KeyError(f"{name}: not in the body")
+
+
+def packet_invariants(c, readers, wellformed: bool = True):
+    """The packet structure of every buffer (see the module docstring). Returns per (i, v) the
+    front's (head, packet) and the sender's (open, packet) for the output monitors."""
+    m, V, B, L = c.m, c.V, c.B, c.L
+    po, pw = body_field(c, "packet")
+    so, sw = body_field(c, "seq")
+    fronts = {}
+    for i in range(c.P):
+        for v in range(V):
+            cnt = c.count[i][v]
+            up = c.up[(i, v)]
+            ents = [(e.flit.head, e.flit.tail, b[po:po + pw], b[so:so + sw], e.bad) for e, b in readers[i][v]]
+            m.d.comb += Assert(up["credit"] + cnt == B)
+            for k, (hd, tl, pk, sq, bad) in enumerate(ents):
+                with m.If(cnt > k):
+                    m.d.comb += [Assert(sq < L), Assert(hd == (sq == 0)), Assert(tl == (sq == L - 1)),
+                                 Assert(~bad if wellformed else ~bad | hd)]
+                if k + 1 < B:
+                    nhd, _, npk, nsq, _ = ents[k + 1]
+                    with m.If(cnt > k + 1):
+                        m.d.comb += Assert(nsq == Mux(sq == L - 1, 0, sq + 1))
+                        with m.If(~nhd):
+                            m.d.comb += Assert(npk == pk)
+                with m.If(cnt == k + 1):       # the last flit in the buffer: the sender's state follows it
+                    m.d.comb += [Assert(up["seq"] == Mux(sq == L - 1, 0, sq + 1)), Assert(up["open"] == ~tl)]
+                    with m.If(~tl):
+                        m.d.comb += Assert(up["packet"] == pk)
+            hd0, _, pk0, _, bad0 = ents[0]
+            with m.If(~c.valid[i][v]):
+                if wellformed:      # else the rest of a packet whose head was dropped may follow
+                    m.d.comb += Assert(Mux(cnt > 0, hd0, ~up["open"]))
+            with m.Else():
+                m.d.comb += [Assert((cnt > 0) | up["open"]), Assert((cnt == 0) | ~bad0)]
+            m.d.comb += [Assert(up["seq"] < L), Assert(up["open"] == (up["seq"] != 0))]
+            fronts[(i, v)] = (Mux(cnt > 0, hd0, 0), Mux(cnt > 0, pk0, up["packet"]))
+    return fronts
+
+
+__all__ = ["open_sw", "sa_invariants", "open_buffers", "buffer_invariants", "packet_invariants", "held_port",
+           "held_credit", "body_field"]
