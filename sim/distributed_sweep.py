@@ -23,6 +23,7 @@ import hashlib
 import logging
 import os
 import socket
+import time
 from dataclasses import dataclass
 
 from topologies.errors import ParameterError
@@ -76,10 +77,12 @@ def probe(address: str, timeout: float = CONNECT_TIMEOUT) -> None:
         comm = await asyncio.wait_for(connect(address, timeout=timeout), timeout + 1)
         await comm.close()
 
+    start = time.monotonic()
     try:
         scheme, location = parse_address(address)
         if scheme == "tcp":
             socket.create_connection(parse_host_port(location), timeout=timeout).close()
+        timeout = max(1.0, timeout - (time.monotonic() - start))      # one deadline for both steps
         asyncio.run(handshake())
     except (OSError, ValueError, TypeError, asyncio.TimeoutError) as e:
         reason = str(e).strip() or type(e).__name__
