@@ -55,8 +55,12 @@ PROOFS = [
     # pipelined SA: + the nomination/grant registers' invariants and the buffers' (router_inv.py)
     ("router5_sa_stages2", lambda: router5_harness(3, 4, sa_stages=2), 1, "", False),
     ("router5_sa_stages3_st_stage1", lambda: router5_harness(3, 4, sa_stages=3, st_stage=1), 1, "", False),
-    ("router4_sa_stages3_st_stage1_v2_b2", lambda: router5_harness(2, 2, q=2, sa_stages=3, st_stage=1), 1, "", True),
-    # packets never interleave on an output VC + bounded response (downstream always ready)
+    # packets never interleave on an output VC (+ the traversal registers' invariants with st_stage 1)
+    ("router5_sa_stages3_st_stage1_packets", lambda: router5_harness(3, 4, packets=True, sa_stages=3, st_stage=1), 1,
+     "", False),
+    ("router4_sa_stages3_st_stage1_packets_v2_b2",
+     lambda: router5_harness(2, 2, q=2, packets=True, sa_stages=3, st_stage=1), 1, "", True),
+    # + bounded response (downstream always ready)
     ("router5_packets_and_liveness", lambda: router5_harness(3, 4, packets=True, liveness=True), 1, "", False),
     ("router4_packets_and_liveness_v2_b2", lambda: router5_harness(2, 2, q=2, packets=True, liveness=True), 1, "",
      True),

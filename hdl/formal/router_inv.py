@@ -21,7 +21,7 @@ Read from the netlist (`internals`), the RTL unchanged:
 """
 from __future__ import annotations
 
-from amaranth.hdl import Assert, Cat, Mux
+from amaranth.hdl import Assert, Cat, Mux, Signal
 from amaranth.lib import data
 
 from ..crossbar import body_ranges
@@ -144,6 +144,54 @@ def buffer_invariants(c, bufs):
     return readers
 
 
+def traversal_invariants(c, bufs, readers):
+    """st_stage 1: the traversal registers hold what the switch allocator sent a cycle earlier
+    (per output: valid and the input taken; per input: the sent front's head and tail, its
+    output VC, and the body entry read at the buffer's registered address: its packet id).
+    Returns per input VC the (head, tail, packet) of its front, as it would be sent now."""
+    m, V, P = c.m, c.V, c.P
+    from ..crossbar import split_layout
+    front_layout = split_layout(c.layout, c.front_fields)[0]
+    _, tsig = open_submodule(c.inner, "traversal")
+    open_sw(c)
+    po, pw = body_field(c, "packet")
+    flits = {}
+    for i in range(P):
+        send = c.swa.send[i]
+        for v in range(V):
+            flits[(i, v)] = (c.front[i][v].flit.head, c.front[i][v].flit.tail, readers[i][v][0][1][po:po + pw])
+        d = [Signal(name=f"st_d_any{i}"), Signal(name=f"st_d_head{i}"), Signal(name=f"st_d_tail{i}"),
+             Signal(pw, name=f"st_d_pk{i}"), Signal.like(c.ws[i][0], name=f"st_d_w{i}")]
+        now = [send.any()] + [_or([send[v] & flits[(i, v)][n] for v in range(V)]) for n in range(2)] + \
+              [_or([Mux(send[v], flits[(i, v)][2], 0) for v in range(V)]),
+               _or([Mux(send[v], c.ws[i][v], 0) for v in range(V)])]
+        m.d.sync += [r.eq(x) for r, x in zip(d, now)]
+        fr = data.View(front_layout, signal(tsig, f"st_front_{i}"))
+        buf, bmod, bsig = bufs[i]
+        rp = memory(bmod, "body").read_port(domain="comb")
+        m.d.comb += rp.addr.eq(signal(bsig, "rd_addr_r"))
+        with m.If(d[0]):
+            m.d.comb += [Assert(fr.head == d[1]), Assert(fr.tail == d[2]), Assert(rp.data[po:po + pw] == d[3]),
+                         Assert(signal(tsig, f"st_w_{i}") == d[4])]
+        c.st_sent = getattr(c, "st_sent", {})
+        c.st_sent[i] = d[0]
+    for o in range(P):
+        dv, dsel = Signal(name=f"st_d_valid{o}"), Signal(P, name=f"st_d_sel{o}")
+        m.d.sync += [dv.eq(c.swa.out_valid[o]), dsel.eq(c.swa.out_sel[o])]
+        m.d.comb += [Assert(signal(tsig, f"st_valid_{o}") == dv), Assert(_onehot0(dsel)), Assert(dv == dsel.any())]
+        with m.If(dv):
+            m.d.comb += Assert(signal(tsig, f"st_sel_{o}") == dsel)
+        m.d.comb += [Assert(~dsel[i] | c.st_sent[i]) for i in range(P)]
+    return flits
+
+
+def _or(values):
+    out = values[0]
+    for x in values[1:]:
+        out = out | x
+    return out
+
+
 def body_field(c, name: str):
     """(offset, width) of flit field `name` within a buffer body."""
     f = dict(c.layout)[name]
@@ -193,5 +241,5 @@ def packet_invariants(c, readers, wellformed: bool = True):
     return fronts
 
 
-__all__ = ["open_sw", "sa_invariants", "open_buffers", "buffer_invariants", "packet_invariants", "held_port",
+__all__ = ["open_sw", "sa_invariants", "traversal_invariants", "open_buffers", "buffer_invariants", "packet_invariants", "held_port",
            "held_credit", "body_field"]

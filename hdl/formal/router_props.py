@@ -49,6 +49,7 @@ from .router_inv import (
     open_sw,
     packet_invariants,
     sa_invariants,
+    traversal_invariants,
 )
 
 
@@ -142,7 +143,7 @@ def _output_vc(c, o, w, induct, honest, cr):
     if st == 0 or not induct:     # with a traversal stage: bounded only (not inductive at k <= 3)
         m.d.comb += Assert(fell == tail_prev)
     if not induct:
-        _monitor(c, o, w, leave, None)
+        _monitor(c, o, w, leave, (fl.head, fl.tail, fl.packet), None)
     if o >= c.R:
         return
     cv, cvc = cr
@@ -162,20 +163,22 @@ def _output_vc(c, o, w, induct, honest, cr):
     c.owed[(o, w)] = owed
 
 
-def _monitor(c, o, w, leave, fronts):
-    """Packets never interleave on output VC (o, w): head first, tail last, one packet id. With
-    `fronts` (k-induction) the monitor is tied to the holder's front and its sender's state."""
+def _monitor(c, o, w, event, flit, fronts, name="out"):
+    """Packets never interleave on output VC (o, w): at each `event` the flit (head, tail,
+    packet) is a head exactly when no packet is open, of the open packet's id when one is. With
+    `fronts` (k-induction) the monitor is tied to the holder's front and its sender's state.
+    Returns the monitor's (open, packet id) registers."""
     m = c.m
-    fl = c.dut.flit_out[o].payload
-    is_open = Signal(name=f"out_open{o}_{w}")
-    pk = Signal(len(fl.packet), name=f"out_pk{o}_{w}")
-    with m.If(leave):
-        m.d.comb += Assert(fl.head == ~is_open)
+    head, tail, packet = flit
+    is_open = Signal(name=f"{name}_open{o}_{w}")
+    pk = Signal(len(packet), name=f"{name}_pk{o}_{w}")
+    with m.If(event):
+        m.d.comb += Assert(head == ~is_open)
         with m.If(is_open):
-            m.d.comb += Assert(fl.packet == pk)
-        m.d.sync += [is_open.eq(~fl.tail), pk.eq(fl.packet)]
+            m.d.comb += Assert(packet == pk)
+        m.d.sync += [is_open.eq(~tail), pk.eq(packet)]
     if fronts is None:
-        return
+        return is_open, pk
     with m.If(~c.outs.busy[o][w]):
         m.d.comb += Assert(~is_open)
     for iv, h in _holders(c, o, w):
@@ -184,6 +187,38 @@ def _monitor(c, o, w, leave, fronts):
             m.d.comb += Assert(is_open == ~fhead)
             with m.If(is_open):
                 m.d.comb += Assert(pk == fpk)
+    return is_open, pk
+
+
+def _packets(c, o, w, fronts, sent_flits):
+    """The non-interleaving check of output VC (o, w) at the router's output; with a traversal
+    stage (st_stage 1) also at the switch allocator's send (the monitor tied to the fronts),
+    the output's monitor after each cycle then equal to the send's (a cycle ahead)."""
+    m = c.m
+    out = c.dut.flit_out[o]
+    fl = out.payload
+    leave = out.valid & (fl.vc == w)
+    if not c.prm.st_stage:
+        _monitor(c, o, w, leave, (fl.head, fl.tail, fl.packet), fronts)
+        return
+    hs = [(iv // c.V, iv % c.V, h) for iv, h in _holders(c, o, w)]
+    ev = [h & c.swa.send[i][v] for i, v, h in hs]
+    pick = [[Mux(ev[n], x, 0) for n, x in enumerate(xs)] for xs in zip(*[sent_flits[(i, v)] for i, v, _ in hs])]
+    flit = [_or_all(p) for p in pick] if hs else [0, 0, 0]
+    sa_open, sa_pk = _monitor(c, o, w, Cat(*ev).any() if hs else 0, flit, fronts, "sa")
+    out_open, out_pk = _monitor(c, o, w, leave, (fl.head, fl.tail, fl.packet), None)
+    # the output's monitor after this cycle's flit = the send's monitor now (a cycle ahead)
+    nxt_open, nxt_pk = Mux(leave, ~fl.tail, out_open), Mux(leave, fl.packet, out_pk)
+    m.d.comb += Assert(nxt_open == sa_open)
+    with m.If(sa_open):
+        m.d.comb += Assert(nxt_pk == sa_pk)
+
+
+def _or_all(values):
+    out = values[0]
+    for x in values[1:]:
+        out = out | x
+    return out
 
 
 def _ptr_dist(m, mask, x: int, n: int, name: str):
@@ -263,17 +298,17 @@ def router5_harness(V: int = 3, B: int = 4, pkt_len: int = 2, induct: bool = Tru
         c.entry_layout = _entry_layout(c)
         c.front = [[data.View(c.entry_layout, buf.front[v]) for v in range(V)] for buf, _, _ in bufs]
         readers = buffer_invariants(c, bufs)
-        if packets and c.prm.st_stage:
-            raise ValueError("packets=True: st_stage 0 only")
+        if packets and c.prm.st_stage > 1:
+            raise ValueError("packets=True: st_stage 0 or 1 only")
         fronts = packet_invariants(c, readers, wellformed=packets)
     sa_invariants(c)
+    sent_flits = traversal_invariants(c, bufs, readers) if packets and c.prm.st_stage else None
     for o in range(P):
         cr = _downstream(c, o, liveness) if o < R else None
         for w in range(V):
             _output_vc(c, o, w, induct, honest_downstream, cr)
             if packets:
-                out = c.dut.flit_out[o]
-                _monitor(c, o, w, out.valid & (out.payload.vc == w), fronts)
+                _packets(c, o, w, fronts, sent_flits)
             if liveness and o < R:      # the credit owed is the one coming back next cycle
                 m.d.comb += Assert(c.owed[(o, w)] == (cr[0] & (cr[1] == w)))
     if liveness:
