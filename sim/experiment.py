@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import time
-import weakref
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,16 +28,24 @@ from contract.params import VC_POLICY, RouterParams
 CDG_CHECK_LIMIT = 300   # routers: below this a CDG check admits VC counts under the proven bound
 
 
-# routings built in this process, per network: the BFS tables are built once per network and
-# routing, and shared by the runs and sweep points that use them (only the VCs differ)
-_ROUTINGS: "weakref.WeakKeyDictionary[Network, dict]" = weakref.WeakKeyDictionary()
+# routings built in this process for the last few networks: the BFS tables are built once per
+# network and routing, and shared by the runs and sweep points that use them (only the VCs
+# differ); bounded, since a routing holds its network and tables of n² entries
+_ROUTINGS: "OrderedDict[int, tuple[Network, dict]]" = OrderedDict()
+ROUTING_MEMO_NETWORKS = 2
 
 
 def _routing(net: Network, routing: str, vcs: int, vc_policy: str, depth: int | None):
     """make_routing(routing, net, vcs=vcs, vc_policy=vc_policy) (+ buffer_depth for polarized),
     not deadlock-checked, built once per (network, routing, policy, depth) in this process."""
     depth = depth if routing == "polarized" else None
-    memo = _ROUTINGS.setdefault(net, {})
+    entry = _ROUTINGS.get(id(net))
+    if entry is None or entry[0] is not net:
+        entry = _ROUTINGS[id(net)] = (net, {})
+        while len(_ROUTINGS) > ROUTING_MEMO_NETWORKS:
+            _ROUTINGS.popitem(last=False)
+    _ROUTINGS.move_to_end(id(net))
+    memo = entry[1]
     key = (routing, vc_policy, depth)
     base = memo.get(key)
     if base is None:
