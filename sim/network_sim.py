@@ -83,7 +83,7 @@ class NetworkSim:
         policy = self.routing.vc_policy.for_vcs(V, self.vc_classes)
         vcls = np.asarray(policy.vc_class_table(), dtype=np.int64)
         crange = np.asarray(policy.class_ranges(), dtype=np.int64)
-        dist = distance_matrix(net)
+        dist = _routing_distances(self.routing, net)
         if (dist == 255).any():
             raise ParameterError("network: not connected")
         if self.mode == engine.NEXTHOP:
@@ -383,6 +383,16 @@ for _path, _struct in (("tables", engine.Tables), ("routers.inputs", engine.Inpu
                        ("endpoints", engine.Endpoints), ("obs", engine.Observed)):
     for _name in _struct._fields:
         setattr(NetworkSim, _name, property(attrgetter(f"{_path}.{_name}"), doc=f"engine state: {_path}.{_name}"))
+
+
+def _routing_distances(routing, net: Network) -> np.ndarray:
+    """The BFS distance matrix of `net`: the routing's own (table routings hold it), else BFS."""
+    oracle = getattr(routing, "oracle", None)
+    dist = getattr(oracle, "dist", None)
+    n = net.num_routers
+    if getattr(oracle, "net", None) is net and isinstance(dist, np.ndarray) and dist.shape == (n, n):
+        return dist
+    return distance_matrix(net)
 
 
 def class_steps(routing, nbr: np.ndarray) -> np.ndarray:
