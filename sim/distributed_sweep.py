@@ -29,8 +29,9 @@ from dataclasses import dataclass
 from topologies.errors import ParameterError
 
 CONNECT_TIMEOUT = 10        # seconds to reach a scheduler before giving up
-# a LocalCluster's start (~3 s) and each worker's first task (imports, engine load: ~2 s) pay off
-# only for sweeps longer than this many seconds of serial work
+# a LocalCluster's start (4-5 s) and its workers' first tasks (imports, engine load: done ~9 s
+# after the start on a loaded 2-core machine, benchmarks/bench_startup.py --cluster) pay off only
+# for sweeps longer than this many seconds of serial work
 PAYOFF_SECONDS = 30.0
 RATE = 3e5                  # router-cycles per second the estimate assumes (1,064 routers, load 0.3)
 

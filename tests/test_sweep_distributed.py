@@ -121,3 +121,20 @@ def test_reused_routing_and_class_steps_equal_a_fresh_build(policy):
     assert reused.vc_policy == fresh.vc_policy
     sim = NetworkSim(net, "min", RouterParams(vcs=6), routing_obj=reused)
     assert np.array_equal(sim.cstep[:, :int(net.ports.max()), :], fresh.class_steps())
+
+
+def test_default_workers_start_a_cluster_only_when_it_pays(monkeypatch, job):
+    import os
+
+    from sim import distributed_sweep as ds
+    net, sj = job
+    big = build("polarstar:q=3,supernode=iq,degree=3")
+    long_job = SweepJob(sj.params, "uniform", warmup=1000, cycles=100_000, seed=1)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.0, 1.0, 1.0))          # this process only
+    assert ds.default_workers(big, long_job, points=10) == 4
+    assert ds.default_workers(big, long_job, points=3) == 3                 # at most one per point
+    assert ds.default_workers(big, long_job, points=1) == 1                 # one point: no cluster
+    assert ds.default_workers(net, sj, points=10) == 1                      # too short to pay off
+    monkeypatch.setattr(os, "getloadavg", lambda: (4.0, 4.0, 4.0))          # 3 cores busy elsewhere
+    assert ds.default_workers(big, long_job, points=10) == 1
