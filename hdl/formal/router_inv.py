@@ -144,45 +144,78 @@ def buffer_invariants(c, bufs):
     return readers
 
 
+def open_traversal(c):
+    """Open the switch traversal stage (once): its signals by name."""
+    if getattr(c, "tsig", None) is None:
+        _, c.tsig = open_submodule(c.inner, "traversal")
+    return c.tsig
+
+
+def _sent_now(c, i, flits):
+    """What input port i sends this cycle: (any, head, tail, packet, output VC)."""
+    send, V = c.swa.send[i], c.V
+    return [send.any()] + [_or([send[v] & flits[(i, v)][n] for v in range(V)]) for n in range(2)] + \
+        [_or([Mux(send[v], flits[(i, v)][2], 0) for v in range(V)]), _or([Mux(send[v], c.ws[i][v], 0) for v in range(V)])]
+
+
 def traversal_invariants(c, bufs, readers):
-    """st_stage 1: the traversal registers hold what the switch allocator sent a cycle earlier
-    (per output: valid and the input taken; per input: the sent front's head and tail, its
-    output VC, and the body entry read at the buffer's registered address: its packet id).
-    Returns per input VC the (head, tail, packet) of its front, as it would be sent now."""
-    m, V, P = c.m, c.V, c.P
+    """st_stage 1 or 2: traversal stage k's registers hold what the switch allocator sent k + 1
+    cycles earlier (per output: valid and the input taken; per input: the sent front's head and
+    tail, its output VC; the body: the entry at the buffer's registered read address, then
+    with st_stage 2 the body register: its packet id). Returns per input VC the (head, tail,
+    packet) of its front, as it would be sent now; `c.in_flight[k][i]` the sent flit's fields."""
+    m, V, P, st = c.m, c.V, c.P, c.prm.st_stage
     from ..crossbar import split_layout
     front_layout = split_layout(c.layout, c.front_fields)[0]
-    _, tsig = open_submodule(c.inner, "traversal")
+    tsig = open_traversal(c)
     open_sw(c)
     po, pw = body_field(c, "packet")
-    flits = {}
-    for i in range(P):
-        send = c.swa.send[i]
-        for v in range(V):
-            flits[(i, v)] = (c.front[i][v].flit.head, c.front[i][v].flit.tail, readers[i][v][0][1][po:po + pw])
-        d = [Signal(name=f"st_d_any{i}"), Signal(name=f"st_d_head{i}"), Signal(name=f"st_d_tail{i}"),
-             Signal(pw, name=f"st_d_pk{i}"), Signal.like(c.ws[i][0], name=f"st_d_w{i}")]
-        now = [send.any()] + [_or([send[v] & flits[(i, v)][n] for v in range(V)]) for n in range(2)] + \
-              [_or([Mux(send[v], flits[(i, v)][2], 0) for v in range(V)]),
-               _or([Mux(send[v], c.ws[i][v], 0) for v in range(V)])]
-        m.d.sync += [r.eq(x) for r, x in zip(d, now)]
-        fr = data.View(front_layout, signal(tsig, f"st_front_{i}"))
-        buf, bmod, bsig = bufs[i]
-        rp = memory(bmod, "body").read_port(domain="comb")
-        m.d.comb += rp.addr.eq(signal(bsig, "rd_addr_r"))
-        with m.If(d[0]):
-            m.d.comb += [Assert(fr.head == d[1]), Assert(fr.tail == d[2]), Assert(rp.data[po:po + pw] == d[3]),
-                         Assert(signal(tsig, f"st_w_{i}") == d[4])]
-        c.st_sent = getattr(c, "st_sent", {})
-        c.st_sent[i] = d[0]
-    for o in range(P):
-        dv, dsel = Signal(name=f"st_d_valid{o}"), Signal(P, name=f"st_d_sel{o}")
-        m.d.sync += [dv.eq(c.swa.out_valid[o]), dsel.eq(c.swa.out_sel[o])]
-        m.d.comb += [Assert(signal(tsig, f"st_valid_{o}") == dv), Assert(_onehot0(dsel)), Assert(dv == dsel.any())]
-        with m.If(dv):
-            m.d.comb += Assert(signal(tsig, f"st_sel_{o}") == dsel)
-        m.d.comb += [Assert(~dsel[i] | c.st_sent[i]) for i in range(P)]
+    flits = {(i, v): (c.front[i][v].flit.head, c.front[i][v].flit.tail, readers[i][v][0][1][po:po + pw])
+             for i in range(P) for v in range(V)}
+    c.in_flight = []
+    prev = [_sent_now(c, i, flits) for i in range(P)]
+    prev_out = [(c.swa.out_valid[o], c.swa.out_sel[o]) for o in range(P)]
+    for k in range(st):
+        pre = f"st{k + 1 if k else ''}_"
+        cur = []
+        for i in range(P):
+            d = [Signal(name=f"st{k}_d_any{i}"), Signal(name=f"st{k}_d_head{i}"), Signal(name=f"st{k}_d_tail{i}"),
+                 Signal(pw, name=f"st{k}_d_pk{i}"), Signal.like(c.ws[i][0], name=f"st{k}_d_w{i}")]
+            m.d.sync += [r.eq(x) for r, x in zip(d, prev[i])]
+            cur.append(d)
+            fr = data.View(front_layout, signal(tsig, f"{pre}front_{i}"))
+            if k == 0:
+                _, bmod, bsig = bufs[i]
+                rp = memory(bmod, "body").read_port(domain="comb")
+                m.d.comb += rp.addr.eq(signal(bsig, "rd_addr_r"))
+                body = rp.data
+            else:
+                body = signal(tsig, f"st_body_{i}")
+            with m.If(d[0]):
+                m.d.comb += [Assert(fr.head == d[1]), Assert(fr.tail == d[2]), Assert(body[po:po + pw] == d[3]),
+                             Assert(signal(tsig, f"{pre}w_{i}") == d[4])]
+        outs = []
+        for o in range(P):
+            dv, dsel = Signal(name=f"st{k}_d_valid{o}"), Signal(P, name=f"st{k}_d_sel{o}")
+            m.d.sync += [dv.eq(prev_out[o][0]), dsel.eq(prev_out[o][1])]
+            m.d.comb += [Assert(signal(tsig, f"{pre}valid_{o}") == dv), Assert(_onehot0(dsel)),
+                         Assert(dv == dsel.any())]
+            with m.If(dv):
+                m.d.comb += Assert(signal(tsig, f"{pre}sel_{o}") == dsel)
+            m.d.comb += [Assert(~dsel[i] | cur[i][0]) for i in range(P)]
+            outs.append((dv, dsel))
+        c.in_flight.append((cur, outs))
+        prev, prev_out = cur, outs
     return flits
+
+
+def in_stage_flit(c, k, o, w):
+    """(event, head, tail, packet): the flit in traversal stage k for output VC (o, w)."""
+    cur, outs = c.in_flight[k]
+    dv, dsel = outs[o]
+    hits = [dsel[i] & (cur[i][4] == w) for i in range(c.P)]
+    return [dv & Cat(*hits).any(), _or([h & cur[i][1] for i, h in enumerate(hits)]),
+            _or([h & cur[i][2] for i, h in enumerate(hits)]), _or([Mux(h, cur[i][3], 0) for i, h in enumerate(hits)])]
 
 
 def _or(values):
@@ -241,5 +274,5 @@ def packet_invariants(c, readers, wellformed: bool = True):
     return fronts
 
 
-__all__ = ["open_sw", "sa_invariants", "traversal_invariants", "open_buffers", "buffer_invariants", "packet_invariants", "held_port",
+__all__ = ["open_sw", "open_traversal", "sa_invariants", "traversal_invariants", "in_stage_flit", "open_buffers", "buffer_invariants", "packet_invariants", "held_port",
            "held_credit", "body_field"]

@@ -24,10 +24,14 @@ a pipelined switch allocator (sa_stages 2, or 3 with st_stage 1) they close at k
 invariants of router_inv.py added: the SA's nomination and grant registers tied to the
 allocation, the buffers' counts and the credits, every input buffer consistent with itself and
 holding whole-packet sequences (the buffer invariants are read from each `VCBuffer`'s netlist).
-`packets=True` (st_stage 0) adds, by k-induction: on every output VC a packet's flits leave head
-first, tail last, with one packet id, never interleaved with another packet's: a monitor per
-output VC (inside a packet, its id) tied to the front of the input VC that holds it and to that
-VC's upstream sender. It assumes well-formed heads (their destination exists: none is dropped).
+With st_stage 2 each traversal stage but the last is asserted to hold the flit sent that many
+cycles earlier (for the credits). `packets=True` adds, by k-induction: on every output VC a
+packet's flits leave head first, tail last, with one packet id, never interleaved with another
+packet's: a monitor per output VC (inside a packet, its id) tied to the front of the input VC
+that holds it and to that VC's upstream sender; with st_stage 1 or 2 that monitor runs at the
+switch allocator's send, the traversal registers hold what it sent (`traversal_invariants`) and
+a second monitor at the output follows it. It assumes well-formed heads (their destination
+exists: none is dropped).
 `liveness=True` (one-cycle SA, st_stage 0) adds the bounded response of `_liveness`, with the
 downstream always ready (each credit back in the cycle after its flit left).
 `induct=False` adds the packet order bounded from reset (BMC) instead, with any heads.
@@ -45,8 +49,10 @@ from .internals import open_submodule, open_up, signal, submodule
 from .properties import packet_sources
 from .router_inv import (
     buffer_invariants,
+    in_stage_flit,
     open_buffers,
     open_sw,
+    open_traversal,
     packet_invariants,
     sa_invariants,
     traversal_invariants,
@@ -156,11 +162,31 @@ def _output_vc(c, o, w, induct, honest, cr):
     # (st_stage of them): the one sent st_stage cycles ago is the one leaving now
     hist = _delayed(m, c.outs.sent[o][w], st, f"sent{o}_{w}")
     m.d.comb += Assert(leave == (hist[-1] if hist else c.outs.sent[o][w]))
+    for k in range(st - 1):     # st_stage 2: the first traversal stage holds the flit sent a cycle ago
+        m.d.comb += Assert(hist[k] == _in_stage(c, k, o, w))
     in_st = sum(h.as_unsigned() for h in hist) if hist else 0
     cnt = c.dut.credit_counters[o][w]
     m.d.comb += [Assert(cnt + in_st + owed == B), Assert(cnt <= B)]
     m.d.comb += [Assert(c.outs.credit_gt[o][w][j] == (cnt > j)) for j in range(c.prm.sa_stages)]
     c.owed[(o, w)] = owed
+
+
+def _in_stage(c, k, o, w):
+    """Traversal stage k (0: the first register) holds a flit for output VC (o, w): its valid
+    register, its one-hot input select and that input's output VC register (`SwitchTraversal`)."""
+    if not getattr(c, "stage_checked", False):
+        c.stage_checked = True
+        open_traversal(c)
+        for j in range(c.prm.st_stage - 1):
+            pre = f"st{j + 1 if j else ''}_"
+            sels = [signal(c.tsig, f"{pre}sel_{o2}") for o2 in range(c.P)]
+            c.m.d.comb += [Assert(_onehot0(sel)) for sel in sels]
+            c.m.d.comb += [Assert(signal(c.tsig, f"{pre}valid_{o2}") == sels[o2].any()) for o2 in range(c.P)]
+            c.m.d.comb += [Assert(_onehot0(Cat(*[sel[i] for sel in sels]))) for i in range(c.P)]
+    pre = f"st{k + 1 if k else ''}_"
+    sel = signal(c.tsig, f"{pre}sel_{o}")
+    on_w = Cat(*[sel[i] & (signal(c.tsig, f"{pre}w_{i}") == w) for i in range(c.P)]).any()
+    return signal(c.tsig, f"{pre}valid_{o}") & on_w
 
 
 def _monitor(c, o, w, event, flit, fronts, name="out"):
@@ -207,8 +233,18 @@ def _packets(c, o, w, fronts, sent_flits):
     flit = [_or_all(p) for p in pick] if hs else [0, 0, 0]
     sa_open, sa_pk = _monitor(c, o, w, Cat(*ev).any() if hs else 0, flit, fronts, "sa")
     out_open, out_pk = _monitor(c, o, w, leave, (fl.head, fl.tail, fl.packet), None)
-    # the output's monitor after this cycle's flit = the send's monitor now (a cycle ahead)
+    # the output's monitor after this cycle's flit = the send's monitor now (a cycle ahead), or
+    # (st_stage 2) the send's before the flit in the first traversal stage
     nxt_open, nxt_pk = Mux(leave, ~fl.tail, out_open), Mux(leave, fl.packet, out_pk)
+    if c.prm.st_stage == 2:
+        ev1, head1, tail1, pk1 = in_stage_flit(c, 0, o, w)
+        with m.If(ev1):
+            m.d.comb += [Assert(head1 == ~nxt_open), Assert(sa_open == ~tail1)]
+            with m.If(nxt_open):
+                m.d.comb += Assert(pk1 == nxt_pk)
+            with m.If(sa_open):
+                m.d.comb += Assert(sa_pk == pk1)
+        nxt_open, nxt_pk = Mux(ev1, sa_open, nxt_open), Mux(ev1, sa_pk, nxt_pk)
     m.d.comb += Assert(nxt_open == sa_open)
     with m.If(sa_open):
         m.d.comb += Assert(nxt_pk == sa_pk)
@@ -283,11 +319,11 @@ def _downstream(c, o, liveness: bool):
 def router5_harness(V: int = 3, B: int = 4, pkt_len: int = 2, induct: bool = True, honest_downstream: bool = True,
                     router_cls=None, q: int = 3, packets: bool = False, liveness: bool = False, **params):
     """q: the PolarStar (3: P = 5, 2: P = 4); packets: the non-interleaving check by k-induction
-    (with the buffers' packet structure as invariants; st_stage 0 only); liveness: the bounded
+    (with the buffers' packet structure as invariants); liveness: the bounded
     response of `_liveness` (one-cycle SA, st_stage 0), downstream always ready."""
     c = _build(V, B, pkt_len, router_cls, q, packets, params)
     m, P, R = c.m, c.P, c.R
-    c.owed, c.ssig = {}, None
+    c.owed, c.ssig, c.tsig = {}, None, None
     if liveness and (c.prm.sa_stages != 1 or c.prm.st_stage or c.prm.alloc_iters != 1):
         raise ValueError("liveness=True: sa_stages 1, alloc_iters 1, st_stage 0 only")
     _ownership(c)
@@ -298,8 +334,6 @@ def router5_harness(V: int = 3, B: int = 4, pkt_len: int = 2, induct: bool = Tru
         c.entry_layout = _entry_layout(c)
         c.front = [[data.View(c.entry_layout, buf.front[v]) for v in range(V)] for buf, _, _ in bufs]
         readers = buffer_invariants(c, bufs)
-        if packets and c.prm.st_stage > 1:
-            raise ValueError("packets=True: st_stage 0 or 1 only")
         fronts = packet_invariants(c, readers, wellformed=packets)
     sa_invariants(c)
     sent_flits = traversal_invariants(c, bufs, readers) if packets and c.prm.st_stage else None
