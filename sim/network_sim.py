@@ -12,6 +12,7 @@ destinations, creation cycles) is the same with and without it.
 """
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from operator import attrgetter
 
@@ -87,7 +88,9 @@ class NetworkSim:
         if (dist == 255).any():
             raise ParameterError("network: not connected")
         if self.mode == engine.NEXTHOP:
-            nexthop = polarstar_nexthop_table(self.routing, n)
+            nexthop = _NEXTHOP.get(self.routing)
+            if nexthop is None:                 # once per routing: a sweep's points share it
+                nexthop = _NEXTHOP[self.routing] = polarstar_nexthop_table(self.routing, n)
         else:
             nexthop = np.zeros((1, 1), dtype=np.int64)
         pen = getattr(self.routing, "_pen", None)
@@ -385,6 +388,9 @@ for _path, _struct in (("tables", engine.Tables), ("routers.inputs", engine.Inpu
         setattr(NetworkSim, _name, property(attrgetter(f"{_path}.{_name}"), doc=f"engine state: {_path}.{_name}"))
 
 
+_NEXTHOP: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()    # routing -> its next-hop table (read-only)
+
+
 def _routing_distances(routing, net: Network) -> np.ndarray:
     """The BFS distance matrix of `net`: the routing's own (table routings hold it), else BFS."""
     oracle = getattr(routing, "oracle", None)
@@ -407,8 +413,12 @@ def class_steps(routing, nbr: np.ndarray) -> np.ndarray:
     out = np.zeros((n, R, R), dtype=np.int64)
     r, i, o = np.nonzero((nbr[:, :, None] >= 0) & (nbr[:, None, :] >= 0))
     if len(r):
-        step = np.frompyfunc(routing.vc_policy.class_step, 3, 1)(nbr[r, i], r, nbr[r, o])
-        out[r, i, o] = step.astype(np.int64)
+        fn, args = routing.vc_policy.class_step, (nbr[r, i], r, nbr[r, o])
+        try:                            # array arithmetic (hop classes: the constant 1) at once
+            step = np.broadcast_to(np.asarray(fn(*args), dtype=np.int64), r.shape)
+        except (TypeError, ValueError):     # written for scalars (turn classes: `a and b`)
+            step = np.frompyfunc(fn, 3, 1)(*args).astype(np.int64)
+        out[r, i, o] = step
     return out
 
 
