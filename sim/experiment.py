@@ -50,8 +50,8 @@ def _routing(net: Network, routing: str, vcs: int, vc_policy: str, depth: int | 
     base = memo.get(key)
     if base is None:
         kw = {"buffer_depth": depth} if depth is not None else {}
-        base = memo[key] = cached_routing(net, (routing, vc_policy, vcs, depth), lambda: make_routing(
-            routing, net, check_deadlock=False, vc_policy=vc_policy, vcs=vcs, **kw))
+        base = memo[key] = cached_routing(net, (routing, vc_policy, 1, depth), lambda: make_routing(
+            routing, net, check_deadlock=False, vc_policy=vc_policy, vcs=1, **kw))    # V set below
     if base.num_vcs == vcs:
         return base
     r = copy.copy(base)                 # the same tables; V enters a routing only via its VC policy
