@@ -26,6 +26,7 @@ import socket
 import time
 from dataclasses import dataclass
 
+from contract.params import VC_POLICY
 from topologies.errors import ParameterError
 
 CONNECT_TIMEOUT = 10        # seconds to reach a scheduler before giving up
@@ -44,7 +45,7 @@ class SweepJob:
     warmup: int = 1000
     cycles: int = 5000
     seed: int = 1
-    vc_policy: str = "hops"
+    vc_policy: str = VC_POLICY.default
 
     @property
     def routings(self) -> list[str]:
