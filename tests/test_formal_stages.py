@@ -181,6 +181,14 @@ class StuckPointerSA(SwitchAllocator):
         return m
 
 
+class StuckPointerVA(VCAllocator):
+    """The output VCs' round-robin pointers never move (a head can lose its VC for ever)."""
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        m.d.comb += [arb.commit.eq(0) for name, (arb, _) in m._named_submodules.items() if name.startswith("va_arb_")]
+        return m
+
+
 class EarlyReleaseRouter(Router):
     """Releases an input VC's output VC when its head leaves, not its tail."""
     def _connect_allocators(self, m, stages, alloc):
@@ -251,6 +259,9 @@ BROKEN = [
     ("router4_stuck_sa_pointer",
      lambda: router5_harness(2, 2, q=2, liveness=True, router_cls=_router_with("SwitchAllocator", StuckPointerSA)),
      8, "", False),
+    ("router4_stuck_va_pointer",
+     lambda: router5_harness(2, 2, q=2, liveness=True, router_cls=_router_with("VCAllocator", StuckPointerVA)),
+     6, "", False),
     ("polarstar_unit_wrong_entry", lambda: unit_harness(2, "iq", 3, unit_factory=_bad_unit), 1, ROM, True),
     ("polarstar_unit_reference_wrong_entry",
      lambda: unit_harness(2, "iq", 3, table_patch=_drop_a_minimal_port), 1, ROM, False),

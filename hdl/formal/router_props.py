@@ -33,7 +33,8 @@ switch allocator's send, the traversal registers hold what it sent (`traversal_i
 a second monitor at the output follows it. It assumes well-formed heads (their destination
 exists: none is dropped).
 `liveness=True` (one-cycle SA, st_stage 0) adds the bounded response of `_liveness`, with the
-downstream always ready (each credit back in the cycle after its flit left).
+downstream always ready (each credit back in the cycle after its flit left), and with the central
+one-cycle VA and one VC per class the VA's bounded waiting of `_va_fairness`.
 `induct=False` adds the packet order bounded from reset (BMC) instead, with any heads.
 q=2 builds router 0 of PolarStar q=2 IQ d'=0 instead (R = 3, P = 4), for the CI's small sizes.
 """
@@ -316,6 +317,42 @@ def _downstream(c, o, liveness: bool):
     return cv, cvc
 
 
+def _va_fairness(c):
+    """The central one-cycle VC allocator's bounded waiting, counted in allocations: a head whose
+    route has one port o (not ejecting here) asks for the one VC w of its hop's class there, and
+    while it waits (at its VC's front, unallocated) (o, w) goes to other input VCs at most n - 1
+    times (n: the input VCs that can hold it): potential `lost + Dk <= n - 1`, Dk the distance
+    of (o, w)'s arbiter from its pointer to this input VC. Needs one VC per class (V = C)."""
+    m, P, R, V = c.m, c.P, c.R, c.V
+    if c.dut.C != V:
+        raise ValueError("VA fairness: one VC per class (V = C) only")
+    vca, _ = open_submodule(c.inner, "vc_alloc")
+    vmod = submodule(c.inner, "vc_alloc")
+    cls = list(c.dut.vc_class)
+    for o in range(R):
+        for w in range(V):
+            n = len(c.vcmap.holders.get((o, w), []))
+            if n:
+                mask = submodule(vmod, f"va_arb_{o}_{w}").mask
+                m.d.comb += Assert(((mask << 1)[:n] & ~mask) == 0)
+    for iv in range(P * V):
+        i, v = divmod(iv, V)
+        fr = c.front[i][v]
+        for o in range(R):
+            w = cls.index(c.vcmap.next_class(iv, o))
+            cand = [h for h, _ in c.vcmap.holders[(o, w)]]
+            n, k = len(cand), cand.index(iv)
+            waiting = Signal(name=f"va_wait_{i}_{v}_{o}")
+            m.d.comb += waiting.eq((c.count[i][v] > 0) & ~c.valid[i][v] & fr.flit.head & ~fr.bad & ~fr.eject &
+                                   (fr.mask == (1 << o)))
+            lost = Signal(range(n + 1), name=f"va_lost_{i}_{v}_{o}")
+            other = vca.taken[o][w] & ~vca.grant[i][v][o * V + w]
+            m.d.sync += lost.eq(Mux(waiting, lost + other, 0))
+            dk = _ptr_dist(m, submodule(vmod, f"va_arb_{o}_{w}").mask, k, n, f"va_d_{i}_{v}_{o}")
+            with m.If(waiting):
+                m.d.comb += [Assert(lost + dk <= n - 1), Assert(lost <= n - 1)]
+
+
 def router5_harness(V: int = 3, B: int = 4, pkt_len: int = 2, induct: bool = True, honest_downstream: bool = True,
                     router_cls=None, q: int = 3, packets: bool = False, liveness: bool = False, **params):
     """q: the PolarStar (3: P = 5, 2: P = 4); packets: the non-interleaving check by k-induction
@@ -347,6 +384,8 @@ def router5_harness(V: int = 3, B: int = 4, pkt_len: int = 2, induct: bool = Tru
                 m.d.comb += Assert(c.owed[(o, w)] == (cr[0] & (cr[1] == w)))
     if liveness:
         _liveness(c)
+        if not (c.prm.va_stages > 1 or c.prm.va_choice_stage or c.prm.va_separable) and c.dut.C == V:
+            _va_fairness(c)
     return m, c.free
 
 
