@@ -261,7 +261,7 @@ BROKEN = [
      8, "", False),
     ("router4_stuck_va_pointer",
      lambda: router5_harness(2, 2, q=2, liveness=True, router_cls=_router_with("VCAllocator", StuckPointerVA)),
-     6, "", False),
+     6, "", True),
     ("polarstar_unit_wrong_entry", lambda: unit_harness(2, "iq", 3, unit_factory=_bad_unit), 1, ROM, True),
     ("polarstar_unit_reference_wrong_entry",
      lambda: unit_harness(2, "iq", 3, table_patch=_drop_a_minimal_port), 1, ROM, False),
