@@ -17,6 +17,7 @@ The first difference is reported with its cycle, endpoint and decoded flit.
 """
 from __future__ import annotations
 
+import itertools
 import os
 import pathlib
 import subprocess
@@ -134,7 +135,8 @@ class FlitWords:
 
 
 class ReplayRTL:
-    """The harness process: reset at start, `load(rows)`, `run(t0, cycles, cyc, ep, words)`."""
+    """The harness process: reset at start, `load(rows)`, `submit(t0, cycles, cyc, ep, words)` then
+    `collect()` (or `run`, both)."""
 
     def __init__(self, exe: str, E: int, W: int, vb: int, load_bits: int, threads: int = 1):
         self.nw = (W + 31) // 32
@@ -146,16 +148,24 @@ class ReplayRTL:
         data = np.array([[(r >> (32 * k)) & 0xFFFFFFFF for k in range(self.lw)] for r in rows], dtype="<u4")
         self._send(b"L" + np.uint32(len(rows)).tobytes() + data.tobytes())
 
-    def run(self, t0: int, cycles: int, cyc: np.ndarray, ep: np.ndarray, words: np.ndarray):
+    def submit(self, t0: int, cycles: int, cyc: np.ndarray, ep: np.ndarray, words: np.ndarray):
+        """Start the RTL's cycles [t0, t0 + cycles) with these sends; `collect` gets its answer."""
         rec = np.zeros(len(cyc), dtype=[("c", "<i4"), ("e", "<i4"), ("w", "<u4", (self.nw,))])
         rec["c"], rec["e"], rec["w"] = cyc, ep, words
         self._send(b"R" + np.array([t0, cycles, len(cyc)], dtype="<i8").tobytes() + rec.tobytes())
+
+    def collect(self):
+        """(ejections, credits, drops) of the chunk last submitted."""
         ne, nc, nd = np.frombuffer(self._read(24), dtype="<i8")
         ej = np.frombuffer(self._read(int(ne) * (8 + 4 * self.nw)),
                            dtype=[("c", "<i4"), ("e", "<i4"), ("w", "<u4", (self.nw,))])
         cr = np.frombuffer(self._read(int(nc) * 12), dtype="<i4").reshape(-1, 3)
         dr = np.frombuffer(self._read(int(nd) * 8), dtype="<i4").reshape(-1, 2)
         return ej, cr, dr
+
+    def run(self, t0: int, cycles: int, cyc: np.ndarray, ep: np.ndarray, words: np.ndarray):
+        self.submit(t0, cycles, cyc, ep, words)
+        return self.collect()
 
     def close(self):
         if self.proc.poll() is None:
@@ -217,8 +227,161 @@ def _sorted(rows: np.ndarray) -> np.ndarray:
     return rows[np.lexsort(rows.T[::-1])] if len(rows) else rows
 
 
+class _Chunk:
+    """One chunk of the model's run, [t0, t1): what the endpoints sent (to replay into the RTL)
+    and what the RTL must give back (ejections, credits, `dropped` steps)."""
+
+    def __init__(self, t0: int, t1: int):
+        self.t0, self.t1 = t0, t1
+        self.inj_cycle = self.inj_ep = self.words = None
+        self.want_ejects = self.want_credits = self.drop_steps = None
+
+
+class _Lockstep:
+    """The model and the RTL of one replay. The model runs a chunk ahead: while the Verilated
+    harness (its own process) simulates chunk k, the model computes chunk k + 1, so a replay
+    costs about max(model, RTL) per chunk instead of their sum."""
+
+    def __init__(self, model, cfg: dict, flits: Flits, tamper=None):
+        self.model, self.cfg, self.flits, self.tamper = model, cfg, flits, tamper
+        fields = {k: tuple(v) for k, v in cfg["fields"].items()}
+        self.fields, self.fw = fields, FlitWords(fields, cfg["W"])
+        self.L = cfg["L"]
+        self.ep_router = np.asarray(cfg["ep_router"], dtype=np.int64)
+        self.ep_local = np.asarray(cfg["ep_local"], dtype=np.int64)
+        self.keep = self.fw.keep.astype(np.int64)
+        self.garbage_words = {}
+        self.ejects, self.credits, self.drops = _Matcher(2 + self.fw.nw), _Matcher(3), _Matcher(2)
+        self.drops_model = 0
+        self.head_sent = np.full(1024, -1, dtype=np.int64)     # per packet: cycle its head left the source
+        self.max_net = self.max_total = 0
+
+    def flit_rows(self, pk, seq, vc=None):
+        m, L = self.model, self.L
+        s, d = m.pk_src[pk], m.pk_dst[pk]
+        vals = {"src": self.ep_router[s], "src_ep": self.ep_local[s], "dst": self.ep_router[d],
+                "dst_ep": self.ep_local[d], "packet": pk, "seq": seq, "head": seq == 0, "tail": seq == L - 1,
+                "payload": payload_words(pk, seq, self.fields["payload"][1]), **INJECT_CONSTANTS}
+        if vc is not None:
+            vals["vc"] = vc
+        return self.fw.pack(vals, len(pk))
+
+    def run_model(self, t0: int, t1: int) -> _Chunk:
+        """The model's cycles [t0, t1), as a chunk to replay and check."""
+        model, c = self.model, _Chunk(t0, t1)
+        model.trace_len[0] = 0
+        model.etrace_len[0] = 0
+        model.run(t1 - t0)
+        if model.trace_len[0] > len(model.trace) or model.etrace_len[0] > len(model.etrace):
+            raise RuntimeError("model trace overflow (internal: capacity per chunk too small)")
+        ev = model.etrace[:model.etrace_len[0]].copy()
+        tr = model.trace[:model.trace_len[0]].copy()
+        if self.tamper:
+            ev, tr = self.tamper("events", ev), self.tamper("eject", tr)
+        inj = ev[ev[:, 0] == EV_INJECT]
+        inj = inj[np.argsort(inj[:, 1], kind="stable")]
+        c.inj_cycle, c.inj_ep, c.words = inj[:, 1], inj[:, 2], self._send_words(inj)
+        self._latencies(inj, tr)
+        c.want_ejects = np.column_stack([tr[:, 0], tr[:, 1], self.flit_rows(tr[:, 2], tr[:, 3]).astype(np.int64)
+                                         & self.keep])
+        c.want_credits = ev[ev[:, 0] == EV_CREDIT][:, [1, 2, 3]]
+        c.drop_steps = self._drop_steps(t0, t1)
+        return c
+
+    def _send_words(self, inj: np.ndarray) -> np.ndarray:
+        """The flits the endpoints sent (rows: EV_INJECT events), as the RTL's words."""
+        words = np.zeros((len(inj), self.fw.nw), dtype=np.uint32)
+        real = inj[:, 5] >= 0
+        words[real] = self.flit_rows(inj[real, 4], inj[real, 5], inj[real, 3])
+        cfg = self.cfg
+        for k in np.flatnonzero(~real):
+            g, kind = int(inj[k, 4]), -1 - int(inj[k, 5])
+            if g not in self.garbage_words:
+                self.garbage_words[g] = garbage_flit(self.flits, g, kind, cfg["N"], cfg["p"])
+            words[k] = self.fw.from_int(self.garbage_words.pop(g) | (int(inj[k, 3]) << self.fields["vc"][0]))
+        return words
+
+    def _latencies(self, inj: np.ndarray, tr: np.ndarray):
+        heads = inj[(inj[:, 5] == 0)]
+        if len(heads):
+            if heads[:, 4].max() >= len(self.head_sent):
+                grow = max(len(self.head_sent), heads[:, 4].max() + 1)
+                self.head_sent = np.concatenate([self.head_sent, np.full(grow, -1)])
+            self.head_sent[heads[:, 4]] = heads[:, 1]
+        tails = tr[tr[:, 3] == self.L - 1]
+        if len(tails):
+            self.max_net = max(self.max_net, int((tails[:, 0] - self.head_sent[tails[:, 2]]).max()))
+            self.max_total = max(self.max_total, int((tails[:, 0] - self.model.pk_ctime[tails[:, 2]]).max()))
+
+    def _drop_steps(self, t0: int, t1: int) -> np.ndarray:
+        """(cycle, total) rows: `dropped` read in cycle t counts the model's drops of cycles < t."""
+        gd = self.model.g_drop[:self.model.num_garbage]
+        new = np.sort(gd[(gd >= t0) & (gd < t1)])
+        if not len(new):
+            return np.zeros((0, 2), dtype=np.int64)
+        c, n = np.unique(new + 1, return_counts=True)
+        steps = np.column_stack([c, self.drops_model + np.cumsum(n)])
+        self.drops_model += int(n.sum())
+        return steps
+
+    def check(self, c: _Chunk, ej, cr, dr):
+        """The RTL's answer to chunk `c` against the model's: None, or the first mismatch."""
+        fw, flits = self.fw, self.flits
+        got = np.column_stack([ej["c"], ej["e"], ej["w"].astype(np.int64) & self.keep]) if len(ej) else \
+            np.zeros((0, 2 + fw.nw), dtype=np.int64)
+        self.ejects.add(got, c.want_ejects)
+        bad = self.ejects.compare(c.t1)           # ejections: arrivals <= t1 are complete on both sides
+        if bad:
+            return {"kind": "eject", "cycle": bad[0],
+                    "rtl_only": [(r[1], flits.unpack(fw.to_int(r[2:]))) for r in bad[1]],
+                    "model_only": [{"endpoint": r[1], **{k: v for k, v in flits.unpack(fw.to_int(r[2:])).items()
+                                                         if k in ("packet", "seq", "src", "dst")}}
+                                   for r in bad[2]]}
+        self.credits.add(cr.astype(np.int64), c.want_credits)
+        bad = self.credits.compare(c.t1 - 1)       # the model's credit deliveries < t1 are complete
+        if bad:
+            return {"kind": "credit", "cycle": bad[0], "rtl_only": bad[1], "model_only": bad[2]}
+        self.drops.add(dr.astype(np.int64), c.drop_steps)
+        bad = self.drops.compare(c.t1 - 1)
+        if bad:
+            return {"kind": "dropped", "cycle": bad[0], "rtl": bad[1], "model": bad[2]}
+        return None
+
+
+def _chunk_bounds(model, cycles: int, chunk: int, drain: bool):
+    """(t0, t1) of each chunk: `cycles` cycles, then (drain) until the model is empty."""
+    t1 = 0
+    while True:
+        t0 = t1
+        if t0 >= cycles:
+            if not drain or (model.in_flight == 0 and model.queued_flits == 0):
+                return
+            if t0 == cycles:
+                model.stop_sources()
+            elif t0 > cycles + 100 * chunk:
+                raise RuntimeError(f"the model did not drain in {t0 - cycles} cycles")
+            t1 = t0 + min(chunk, 1000)
+        else:
+            t1 = min(cycles, t0 + chunk)
+        yield t0, t1
+
+
+def _load_rows(top, cfg) -> list:
+    rb, ab = cfg["load_bits"]
+    return [r | (t << rb) | (row << (rb + ab)) for r, table in enumerate(cfg["load"]) for t, row in enumerate(table)]
+
+
+def _check_args(engine: str, threads):
+    if engine not in ENGINES:
+        raise ValueError(f"engine={engine!r}: allowed: {', '.join(ENGINES)}")
+    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
+        raise ValueError(f"threads={threads!r}: must be an integer >= 1")
+    if engine == "top" and threads != 1:
+        raise ValueError(f"threads={threads}: engine='top' runs on one thread; threads > 1 needs engine='netlist'")
+
+
 def replay(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: int = 1, fail: float = 0.0,
-           garbage=None, chunk: int = 5000, tamper=None, progress=None, model_net=None, drain: bool = False,
+           garbage=None, chunk: int = 1000, tamper=None, progress=None, model_net=None, drain: bool = False,
            engine: str = "netlist", threads: int = 1) -> dict:
     """Model and RTL in lockstep for `cycles` cycles of uniform traffic at `load`. `garbage`: as
     `NetworkSim.add_garbage`'s arguments. `drain`: then the sources stop (`stop_sources`: queued
@@ -228,22 +391,17 @@ def replay(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: in
     of the run. `engine`: "netlist" (netlist_main.cpp: the router module Verilated once, wired in
     C++ from the top's link table, `threads` threads) or "top" (replay_main.cpp: the Verilated
     network top of `network_verilog`, routers as hierarchical blocks; 5-10x slower on large
-    networks, see docs/hdl.md). Returns the report; "mismatch" is None when every flit, credit
-    and drop matched."""
-    if engine not in ENGINES:
-        raise ValueError(f"engine={engine!r}: allowed: {', '.join(ENGINES)}")
-    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
-        raise ValueError(f"threads={threads!r}: must be an integer >= 1")
-    if engine == "top" and threads != 1:
-        raise ValueError(f"threads={threads}: engine='top' runs on one thread; threads > 1 needs engine='netlist'")
+    networks, see docs/hdl.md). The model runs one chunk ahead of the RTL (`_Lockstep`).
+    Returns the report; "mismatch" is None when every flit, credit and drop matched."""
+    _check_args(engine, threads)
     net = build(spec)
     model_net = model_net or (net.without_links(fraction=fail, seed=seed) if fail else net)
-    params = RouterParams(vcs=vcs)
     chunk = max(1, min(chunk, cycles))
-    model = NetworkSim(model_net, routing, params, "uniform", load, seed=seed,
+    model = NetworkSim(model_net, routing, RouterParams(vcs=vcs), "uniform", load, seed=seed,
                        trace=chunk * model_net.num_endpoints + 16, endpoint_trace=2 * chunk * model_net.num_endpoints + 16)
     if garbage is not None:
         model.add_garbage(*garbage)
+
     def exe_for(top):
         if engine == "netlist":
             return str(NETLIST_MAIN), [], {"netlist.h": netlist_header(top)}
@@ -251,139 +409,44 @@ def replay(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: in
 
     meta, top, cfg = network_build(spec, routing, vcs, fail, seed, routing_obj=model.routing, exe=exe_for,
                                    netlist=engine == "netlist")
-    fields = {k: tuple(v) for k, v in cfg["fields"].items()}
-    fw = FlitWords(fields, cfg["W"])
-    flits = Flits(fields)
-    L, E = cfg["L"], cfg["E"]
-    ep_router = np.asarray(cfg["ep_router"], dtype=np.int64)
-    ep_local = np.asarray(cfg["ep_local"], dtype=np.int64)
-    pay_bits = fields["payload"][1]
-    keep = fw.keep.astype(np.int64)
-    garbage_words = {}
-
-    def flit_rows(pk, seq, vc=None):
-        s, d = model.pk_src[pk], model.pk_dst[pk]
-        vals = {"src": ep_router[s], "src_ep": ep_local[s], "dst": ep_router[d], "dst_ep": ep_local[d],
-                "packet": pk, "seq": seq, "head": seq == 0, "tail": seq == L - 1,
-                "payload": payload_words(pk, seq, pay_bits), **INJECT_CONSTANTS}
-        if vc is not None:
-            vals["vc"] = vc
-        return fw.pack(vals, len(pk))
-
-    load_bits = 0
-    rtl = None
+    ls = _Lockstep(model, cfg, Flits({k: tuple(v) for k, v in cfg["fields"].items()}), tamper)
+    rtl, mismatch, t_done = None, None, 0
     t_start = time.perf_counter()
-    ejects = _Matcher(2 + fw.nw)
-    credits = _Matcher(3)
-    drops = _Matcher(2)
-    drops_model = 0
-    mismatch = None
-    head_sent = np.full(1024, -1, dtype=np.int64)      # per packet: cycle its head left the source
-    max_net = max_total = 0
+    report_every = max(chunk, cycles // 10)
     try:
-        exe = pathlib.Path(meta["build_dir"]) / "sim" / "replay"
+        rtl = ReplayRTL(str(pathlib.Path(meta["build_dir"]) / "sim" / "replay"), cfg["E"], cfg["W"], cfg["vb"],
+                        top.load_layout().size if top.loadable else 0, threads)
         if top.loadable:
-            rb, ab = cfg["load_bits"]
-            load_bits = top.load_layout().size
-            rows = [r | (t << rb) | (row << (rb + ab)) for r, table in enumerate(cfg["load"])
-                    for t, row in enumerate(table)]
-        rtl = ReplayRTL(str(exe), E, cfg["W"], cfg["vb"], load_bits, threads)
-        if top.loadable:
-            rtl.load(rows)
-        report_every = max(chunk, cycles // 10)
-        t1 = 0
-        while True:
-            t0 = t1
-            if t0 >= cycles:
-                if not drain or (model.in_flight == 0 and model.queued_flits == 0):
+            rtl.load(_load_rows(top, cfg))
+        sent = None                                       # the chunk the RTL is simulating
+        for bounds in itertools.chain(_chunk_bounds(model, cycles, chunk, drain), [None]):
+            nxt = ls.run_model(*bounds) if bounds is not None else None    # overlaps the RTL's chunk
+            if sent is not None:
+                mismatch = ls.check(sent, *rtl.collect())
+                if mismatch:
                     break
-                if t0 == cycles:
-                    model.stop_sources()
-                elif t0 > cycles + 100 * chunk:
-                    raise RuntimeError(f"the model did not drain in {t0 - cycles} cycles")
-                t1 = t0 + min(chunk, 1000)
-            else:
-                t1 = min(cycles, t0 + chunk)
-            model.trace_len[0] = 0
-            model.etrace_len[0] = 0
-            model.run(t1 - t0)
-            if model.trace_len[0] > len(model.trace) or model.etrace_len[0] > len(model.etrace):
-                raise RuntimeError("model trace overflow (internal: capacity per chunk too small)")
-            ev = model.etrace[:model.etrace_len[0]]
-            tr = model.trace[:model.trace_len[0]]
-            if tamper:
-                ev, tr = tamper("events", ev.copy()), tamper("eject", tr.copy())
-            # the endpoints' sends of [t0, t1), replayed
-            inj = ev[ev[:, 0] == EV_INJECT]
-            inj = inj[np.argsort(inj[:, 1], kind="stable")]
-            words = np.zeros((len(inj), fw.nw), dtype=np.uint32)
-            real = inj[:, 5] >= 0
-            words[real] = flit_rows(inj[real, 4], inj[real, 5], inj[real, 3])
-            for k in np.flatnonzero(~real):
-                g, kind = int(inj[k, 4]), -1 - int(inj[k, 5])
-                if g not in garbage_words:
-                    garbage_words[g] = garbage_flit(flits, g, kind, cfg["N"], cfg["p"])
-                words[k] = fw.from_int(garbage_words.pop(g) | (int(inj[k, 3]) << fields["vc"][0]))
-            heads = inj[real & (inj[:, 5] == 0)]
-            if len(heads):
-                if heads[:, 4].max() >= len(head_sent):
-                    head_sent = np.concatenate([head_sent, np.full(max(len(head_sent), heads[:, 4].max() + 1), -1)])
-                head_sent[heads[:, 4]] = heads[:, 1]
-            tails = tr[tr[:, 3] == L - 1]
-            if len(tails):
-                max_net = max(max_net, int((tails[:, 0] - head_sent[tails[:, 2]]).max()))
-                max_total = max(max_total, int((tails[:, 0] - model.pk_ctime[tails[:, 2]]).max()))
-            ej, cr, dr = rtl.run(t0, t1 - t0, inj[:, 1], inj[:, 2], words)
-            # ejections: arrivals <= t1 are complete on both sides
-            got = np.column_stack([ej["c"], ej["e"], ej["w"].astype(np.int64) & keep]) if len(ej) else \
-                np.zeros((0, 2 + fw.nw), dtype=np.int64)
-            want = np.column_stack([tr[:, 0], tr[:, 1], flit_rows(tr[:, 2], tr[:, 3]).astype(np.int64) & keep])
-            ejects.add(got, want)
-            bad = ejects.compare(t1)
-            if bad:
-                mismatch = {"kind": "eject", "cycle": bad[0],
-                            "rtl_only": [(r[1], flits.unpack(fw.to_int(r[2:]))) for r in bad[1]],
-                            "model_only": [{"endpoint": r[1], **{k: v for k, v in flits.unpack(fw.to_int(r[2:])).items()
-                                                                  if k in ("packet", "seq", "src", "dst")}}
-                                           for r in bad[2]]}
-                break
-            # credits the endpoints count in cycle c: the model's deliveries < t1 are complete
-            cm = ev[ev[:, 0] == EV_CREDIT][:, [1, 2, 3]]
-            credits.add(cr.astype(np.int64), cm)
-            bad = credits.compare(t1 - 1)
-            if bad:
-                mismatch = {"kind": "credit", "cycle": bad[0], "rtl_only": bad[1], "model_only": bad[2]}
-                break
-            # `dropped` read in cycle t counts the model's drops of cycles < t
-            gd = model.g_drop[:model.num_garbage]
-            new = np.sort(gd[(gd >= t0) & (gd < t1)])
-            if len(new):
-                c, n = np.unique(new + 1, return_counts=True)
-                steps = np.column_stack([c, drops_model + np.cumsum(n)])
-                drops_model += int(n.sum())
-            else:
-                steps = np.zeros((0, 2), dtype=np.int64)
-            drops.add(dr.astype(np.int64), steps)
-            bad = drops.compare(t1 - 1)
-            if bad:
-                mismatch = {"kind": "dropped", "cycle": bad[0], "rtl": bad[1], "model": bad[2]}
-                break
-            if progress and (t1 // report_every != t0 // report_every or t1 == cycles) and t1 <= cycles:
-                el = time.perf_counter() - t_start
-                progress(f"{routing} on {net.num_routers} routers: cycle {t1}/{cycles}, {ejects.count} flits match, "
-                         f"{t1 / el:.0f} cycles/s")
+                t_done = sent.t1
+                if progress and (t_done // report_every != sent.t0 // report_every or t_done == cycles) \
+                        and t_done <= cycles:
+                    el = time.perf_counter() - t_start
+                    progress(f"{routing} on {net.num_routers} routers: cycle {t_done}/{cycles}, "
+                             f"{ls.ejects.count} flits match, {t_done / el:.0f} cycles/s")
+            if nxt is not None:
+                rtl.submit(nxt.t0, nxt.t1 - nxt.t0, nxt.inj_cycle, nxt.inj_ep, nxt.words)
+            sent = nxt
     finally:
         if rtl is not None:
             rtl.close()
     seconds = time.perf_counter() - t_start
     return {"spec": spec, "routing": routing, "vcs": vcs, "load": load, "fail": fail, "cycles": cycles,
             "engine": engine, "threads": threads,
-            "drain_cycles": max(0, t1 - cycles), "flits_matched": ejects.count, "credits_matched": credits.count, "model_ejected": model.ejected_flits,
+            "drain_cycles": max(0, t_done - cycles), "flits_matched": ls.ejects.count,
+            "credits_matched": ls.credits.count, "model_ejected": model.ejected_flits,
             "model_injected": model.injected_flits, "in_flight_at_end": model.in_flight,
-            "dropped": drops_model, "garbage_sent": model.garbage_sent, "mismatch": mismatch,
-            "packets_abandoned": model.abandoned_packets, "max_packet_latency": max_total,
-            "max_network_latency": max_net,
-            "seconds": round(seconds, 2), "cycles_per_s": round(t1 / seconds, 1),
+            "dropped": ls.drops_model, "garbage_sent": model.garbage_sent, "mismatch": mismatch,
+            "packets_abandoned": model.abandoned_packets, "max_packet_latency": ls.max_total,
+            "max_network_latency": ls.max_net,
+            "seconds": round(seconds, 2), "cycles_per_s": round(t_done / seconds, 1),
             "build": {k: meta[k] for k in ("elaborate_s", "verilator_s", "build_dir")}, "model": model}
 
 
