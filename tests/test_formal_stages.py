@@ -57,15 +57,15 @@ PROOFS = [
     ("router5_sa_stages3_st_stage1", lambda: router5_harness(3, 4, sa_stages=3, st_stage=1), 1, "", False),
     ("router5_sa_stages3_st_stage2", lambda: router5_harness(3, 4, sa_stages=3, st_stage=2), 1, "", False),
     # packets never interleave on an output VC (+ the traversal registers' invariants with st_stage 1)
-    ("router5_sa_stages3_st_stage1_packets", lambda: router5_harness(3, 4, packets=True, sa_stages=3, st_stage=1), 1,
-     "", False),
-    ("router5_sa_stages3_st_stage2_packets", lambda: router5_harness(3, 4, packets=True, sa_stages=3, st_stage=2), 1,
-     "", False),
+    ("router5_sa_stages3_st_stage1_packets",
+     lambda: router5_harness(3, 4, checks=("packets",), sa_stages=3, st_stage=1), 1, "", False),
+    ("router5_sa_stages3_st_stage2_packets",
+     lambda: router5_harness(3, 4, checks=("packets",), sa_stages=3, st_stage=2), 1, "", False),
     ("router4_sa_stages3_st_stage2_packets_v2_b2",
-     lambda: router5_harness(2, 2, q=2, packets=True, sa_stages=3, st_stage=2), 1, "", True),
+     lambda: router5_harness(2, 2, q=2, checks=("packets",), sa_stages=3, st_stage=2), 1, "", True),
     # + bounded response (downstream always ready)
-    ("router5_packets_and_liveness", lambda: router5_harness(3, 4, packets=True, liveness=True), 1, "", False),
-    ("router4_packets_and_liveness_v2_b2", lambda: router5_harness(2, 2, q=2, packets=True, liveness=True), 1, "",
+    ("router5_packets_and_liveness", lambda: router5_harness(3, 4, checks=("packets", "liveness")), 1, "", False),
+    ("router4_packets_and_liveness_v2_b2", lambda: router5_harness(2, 2, q=2, checks=("packets", "liveness")), 1, "",
      True),
 ]
 
@@ -100,7 +100,7 @@ def test_router5_packets_never_interleave_bounded(tmp_path):
     """The whole router's properties plus packet order on every output VC, bounded: 6 cycles from
     reset (about 6 minutes of CPU, 10 on a loaded machine), with any heads (malformed ones
     dropped); the unbounded proofs above assume well-formed heads (docs/hdl.md)."""
-    r = _run("router5_bmc", lambda: router5_harness(3, 4, induct=False), 6, "", tmp_path, timeout=3600, mode="bmc")
+    r = _run("router5_bmc", lambda: router5_harness(3, 4, checks=("bmc",)), 6, "", tmp_path, timeout=3600, mode="bmc")
     assert r.passed, f"router5_bmc: {r.status}, log {r.log}"
 
 
@@ -250,17 +250,19 @@ BROKEN = [
     ("sa_one_stage_ignores_credit", lambda: sa_harness(3, 4, allocator_cls=CreditBlindSA), 2, "", False),
     ("router5_two_holders_of_an_output_vc", lambda: router5_harness(3, 4, router_cls=BusyBlindRouter), 5, "",
      False),
-    ("router5_dishonest_downstream", lambda: router5_harness(3, 4, honest_downstream=False), 2, "", False),
+    ("router5_dishonest_downstream", lambda: router5_harness(3, 4, checks=("dishonest",)), 2, "", False),
     ("router4_sa_stages2_nomination_blind",
      lambda: router5_harness(2, 2, q=2, sa_stages=2, router_cls=_router_with("SwitchAllocator", NominationBlindSA)),
      6, "", False),
-    ("router4_release_at_head", lambda: router5_harness(2, 2, q=2, packets=True, router_cls=EarlyReleaseRouter),
+    ("router4_release_at_head",
+     lambda: router5_harness(2, 2, q=2, checks=("packets",), router_cls=EarlyReleaseRouter),
      4, "", False),
     ("router4_stuck_sa_pointer",
-     lambda: router5_harness(2, 2, q=2, liveness=True, router_cls=_router_with("SwitchAllocator", StuckPointerSA)),
+     lambda: router5_harness(2, 2, q=2, checks=("liveness",),
+                             router_cls=_router_with("SwitchAllocator", StuckPointerSA)),
      8, "", False),
     ("router4_stuck_va_pointer",
-     lambda: router5_harness(2, 2, q=2, liveness=True, router_cls=_router_with("VCAllocator", StuckPointerVA)),
+     lambda: router5_harness(2, 2, q=2, checks=("liveness",), router_cls=_router_with("VCAllocator", StuckPointerVA)),
      6, "", True),
     ("polarstar_unit_wrong_entry", lambda: unit_harness(2, "iq", 3, unit_factory=_bad_unit), 1, ROM, True),
     ("polarstar_unit_reference_wrong_entry",

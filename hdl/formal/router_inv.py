@@ -154,8 +154,9 @@ def open_traversal(c):
 def _sent_now(c, i, flits):
     """What input port i sends this cycle: (any, head, tail, packet, output VC)."""
     send, V = c.swa.send[i], c.V
-    return [send.any()] + [_or([send[v] & flits[(i, v)][n] for v in range(V)]) for n in range(2)] + \
-        [_or([Mux(send[v], flits[(i, v)][2], 0) for v in range(V)]), _or([Mux(send[v], c.ws[i][v], 0) for v in range(V)])]
+    bits = [_or([send[v] & flits[(i, v)][n] for v in range(V)]) for n in range(2)]
+    return [send.any(), *bits, _or([Mux(send[v], flits[(i, v)][2], 0) for v in range(V)]),
+            _or([Mux(send[v], c.ws[i][v], 0) for v in range(V)])]
 
 
 def traversal_invariants(c, bufs, readers):
@@ -274,5 +275,5 @@ def packet_invariants(c, readers, wellformed: bool = True):
     return fronts
 
 
-__all__ = ["open_sw", "open_traversal", "sa_invariants", "traversal_invariants", "in_stage_flit", "open_buffers", "buffer_invariants", "packet_invariants", "held_port",
-           "held_credit", "body_field"]
+__all__ = ["body_field", "buffer_invariants", "held_credit", "held_port", "in_stage_flit", "open_buffers", "open_sw",
+           "open_traversal", "packet_invariants", "sa_invariants", "traversal_invariants"]

@@ -6,7 +6,7 @@ credit for it (it counts the router's credit returns), whole packets per input V
 tail last, one packet id, sequence numbers in order); downstream returns a credit on output VC w
 only for a flit it got. Flit contents are otherwise free.
 
-Asserted, `induct=True` (k-induction; the allocation state read from the netlist: `alloc_valid_*`,
+Asserted, by default (k-induction; the allocation state read from the netlist: `alloc_valid_*`,
 `alloc_oh_*`, `alloc_w_*` of the router, the output unit's `busy` and credit flags):
   * ownership: every output VC is held by at most one input VC, `busy` exactly when one holds
     it, an allocated input VC holds exactly one output VC and its `alloc_w` is that VC's VC
@@ -25,17 +25,17 @@ invariants of router_inv.py added: the SA's nomination and grant registers tied 
 allocation, the buffers' counts and the credits, every input buffer consistent with itself and
 holding whole-packet sequences (the buffer invariants are read from each `VCBuffer`'s netlist).
 With st_stage 2 each traversal stage but the last is asserted to hold the flit sent that many
-cycles earlier (for the credits). `packets=True` adds, by k-induction: on every output VC a
+cycles earlier (for the credits). checks "packets" adds, by k-induction: on every output VC a
 packet's flits leave head first, tail last, with one packet id, never interleaved with another
 packet's: a monitor per output VC (inside a packet, its id) tied to the front of the input VC
 that holds it and to that VC's upstream sender; with st_stage 1 or 2 that monitor runs at the
 switch allocator's send, the traversal registers hold what it sent (`traversal_invariants`) and
 a second monitor at the output follows it. It assumes well-formed heads (their destination
 exists: none is dropped).
-`liveness=True` (one-cycle SA, st_stage 0) adds the bounded response of `_liveness`, with the
+checks "liveness" (one-cycle SA, st_stage 0) adds the bounded response of `_liveness`, with the
 downstream always ready (each credit back in the cycle after its flit left), and with the central
 one-cycle VA and one VC per class the VA's bounded waiting of `_va_fairness`.
-`induct=False` adds the packet order bounded from reset (BMC) instead, with any heads.
+checks "bmc" adds the packet order bounded from reset (BMC) instead, with any heads.
 q=2 builds router 0 of PolarStar q=2 IQ d'=0 instead (R = 3, P = 4), for the CI's small sizes.
 """
 from __future__ import annotations
@@ -353,16 +353,26 @@ def _va_fairness(c):
                 m.d.comb += [Assert(lost + dk <= n - 1), Assert(lost <= n - 1)]
 
 
-def router5_harness(V: int = 3, B: int = 4, pkt_len: int = 2, induct: bool = True, honest_downstream: bool = True,
-                    router_cls=None, q: int = 3, packets: bool = False, liveness: bool = False, **params):
-    """q: the PolarStar (3: P = 5, 2: P = 4); packets: the non-interleaving check by k-induction
-    (with the buffers' packet structure as invariants); liveness: the bounded
-    response of `_liveness` (one-cycle SA, st_stage 0), downstream always ready."""
+CHECKS = ("packets", "liveness", "bmc", "dishonest")
+
+
+def router5_harness(V: int = 3, B: int = 4, pkt_len: int = 2, router_cls=None, q: int = 3, checks=(), **params):
+    """q: the PolarStar (3: P = 5, 2: P = 4). `checks`, any of CHECKS: "packets", the
+    non-interleaving check by k-induction (with the buffers' packet structure as invariants);
+    "liveness", the bounded responses of `_liveness` and `_va_fairness` (one-cycle SA, st_stage
+    0), downstream always ready; "bmc", the packet order bounded from reset instead of the
+    induction-only invariants (for `mode bmc`); "dishonest", a downstream that may return credits
+    it does not owe (the credit check must fail)."""
+    bad = set(checks) - set(CHECKS)
+    if bad:
+        raise ValueError(f"checks: unknown {sorted(bad)}; allowed {', '.join(CHECKS)}")
+    packets, liveness = "packets" in checks, "liveness" in checks
+    induct, honest_downstream = "bmc" not in checks, "dishonest" not in checks
     c = _build(V, B, pkt_len, router_cls, q, packets, params)
     m, P, R = c.m, c.P, c.R
     c.owed, c.ssig, c.tsig = {}, None, None
     if liveness and (c.prm.sa_stages != 1 or c.prm.st_stage or c.prm.alloc_iters != 1):
-        raise ValueError("liveness=True: sa_stages 1, alloc_iters 1, st_stage 0 only")
+        raise ValueError("checks \"liveness\": sa_stages 1, alloc_iters 1, st_stage 0 only")
     _ownership(c)
     fronts = None
     if c.prm.sa_stages > 1 or packets or liveness:
@@ -395,4 +405,4 @@ def _entry_layout(c):
     return entry_layout(split_layout(c.layout, c.front_fields)[0], c.R, c.dut.shape.prio_bits)
 
 
-__all__ = ["router5_harness", "liveness_bound"]
+__all__ = ["CHECKS", "liveness_bound", "router5_harness"]
