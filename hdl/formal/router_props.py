@@ -143,11 +143,18 @@ def _output_vc(c, o, w, induct, honest, cr):
     m.d.comb += tail_out.eq(leave & fl.tail)
     prev_busy = Signal(name=f"prev_busy{o}_{w}")
     m.d.sync += prev_busy.eq(busy[w])
-    fell = prev_busy & ~busy[w]
-    fell = (_delayed(m, fell, st, f"fell{o}_{w}") or [fell])[-1]
+    chain = [prev_busy & ~busy[w]]
+    chain += _delayed(m, chain[0], st, f"fell{o}_{w}")
+    fell = chain[-1]
     tail_prev = Signal(name=f"tail_prev{o}_{w}")
     m.d.sync += tail_prev.eq(tail_out)
-    if st == 0 or not induct:     # with a traversal stage: bounded only (not inductive at k <= 3)
+    if st and induct and c.up_packets:
+        # a traversal stage: busy fell j + 1 cycles ago exactly when traversal stage j holds a tail
+        # for (o, w) (traversal_invariants); the check below then closes
+        for j in range(st):
+            ev, _, tl, _ = in_stage_flit(c, j, o, w)
+            m.d.comb += Assert(chain[j] == (ev & tl))
+    if st == 0 or not induct or c.up_packets:     # else bounded only (not inductive at k <= 3)
         m.d.comb += Assert(fell == tail_prev)
     if not induct:
         _monitor(c, o, w, leave, (fl.head, fl.tail, fl.packet), None)
@@ -370,7 +377,7 @@ def router5_harness(V: int = 3, B: int = 4, pkt_len: int = 2, router_cls=None, q
     induct, honest_downstream = "bmc" not in checks, "dishonest" not in checks
     c = _build(V, B, pkt_len, router_cls, q, packets, params)
     m, P, R = c.m, c.P, c.R
-    c.owed, c.ssig, c.tsig = {}, None, None
+    c.owed, c.ssig, c.tsig, c.up_packets = {}, None, None, packets
     if liveness and (c.prm.sa_stages != 1 or c.prm.st_stage or c.prm.alloc_iters != 1):
         raise ValueError("checks \"liveness\": sa_stages 1, alloc_iters 1, st_stage 0 only")
     _ownership(c)
