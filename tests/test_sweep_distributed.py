@@ -75,11 +75,14 @@ def closed_port() -> int:
         return s.getsockname()[1]
 
 
+# the closed port is chosen in the test: a parameter that differs between pytest-xdist's workers
+# makes their collections differ, and the whole run stops
 @pytest.mark.parametrize("address,message", [
-    (f"tcp://127.0.0.1:{closed_port()}", "cannot reach a Dask scheduler"),
+    ("tcp://127.0.0.1:{closed_port}", "cannot reach a Dask scheduler"),
     ("nonsense", "missing port number"),
-])
+], ids=["closed-port", "no-port"])
 def test_bad_scheduler_is_one_line_and_exit_2(address, message, capsys):
+    address = address.format(closed_port=closed_port())
     t = time.monotonic()
     rc = main(["sweep", SPEC, "--loads", "0.1", "--cycles", "10", "--warmup", "0", "--scheduler", address, "--quiet"])
     err = capsys.readouterr().err
