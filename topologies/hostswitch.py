@@ -369,9 +369,14 @@ if numba is not None:
         np.random.seed(s)
 
     @njit(cache=True)
-    def _anneal(adj, eid, deg, w, edges, m, words, B, reach, frontier, nxt, planes, scale,
-                S, steps, t0, t1, swap_only, best_adj, best_deg, best_w, best_S):
-        """Run `steps` SA steps, temperature t0 -> t1 geometrically (h-ASPL units). Returns counters."""
+    def _anneal(adj, eid, deg, w, edges, m, scratch, schedule, best):
+        """Run `steps` SA steps, temperature t0 -> t1 geometrically (h-ASPL units). `scratch`:
+        _evaluate's (words, B, reach, frontier, nxt, planes); `schedule`: (scale, S, steps, t0, t1,
+        swap_only); `best`: (best_adj, best_deg, best_w, best_S), the arrays updated in place.
+        Returns (S, best_S, accepted, evals)."""
+        words, B, reach, frontier, nxt, planes = scratch
+        scale, S, steps, t0, t1, swap_only = schedule
+        best_adj, best_deg, best_w, best_S = best
         E = edges.shape[0]
         accepted = 0
         evals = 0
@@ -481,10 +486,17 @@ class _State:
         self.best_deg = self.deg.copy()
         self.best_w = self.w.copy()
 
+    def scratch(self) -> tuple:
+        """_evaluate's work arrays, as `_anneal` takes them."""
+        return self.words, self.B, self.reach, self.frontier, self.nxt, self.planes
+
+    def best(self, best_S: int) -> tuple:
+        """The best solution so far (updated in place by `_anneal`) and its S."""
+        return self.best_adj, self.best_deg, self.best_w, best_S
+
     def evaluate(self) -> int:
         big = np.int64(1) << np.int64(62)
-        return int(_evaluate(self.adj, self.deg, self.w, self.m, self.words, self.B, self.reach, self.frontier,
-                             self.nxt, self.planes, big))
+        return int(_evaluate(self.adj, self.deg, self.w, self.m, *self.scratch(), big))
 
     def h_aspl(self, S: int) -> float:
         return 2 + S / self.scale if S >= 0 else math.inf
@@ -549,8 +561,8 @@ def anneal(g: HostSwitchGraph, steps: int | None = None, seconds: float | None =
                    bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} {unit} [{elapsed}<{remaining}{postfix}]")
     swap_only = operation == "swap"
     # compile (or load the cached machine code) before the clock starts: zero steps
-    _anneal(st.adj, st.eid, st.deg, st.w, st.edges, st.m, st.words, st.B, st.reach, st.frontier, st.nxt, st.planes,
-            st.scale, S, 0, t0, t1, swap_only, st.best_adj, st.best_deg, st.best_w, best_S)
+    _anneal(st.adj, st.eid, st.deg, st.w, st.edges, st.m, st.scratch(), (st.scale, S, 0, t0, t1, swap_only),
+            st.best(best_S))
     start = time.perf_counter()
     if len(st.edges) == 0:
         steps, seconds = 0, None
@@ -571,9 +583,8 @@ def anneal(g: HostSwitchGraph, steps: int | None = None, seconds: float | None =
                 fa = total_steps / steps
                 fb = (total_steps + n_steps) / steps
             ta, tb = t0 * (t1 / t0) ** fa, t0 * (t1 / t0) ** fb
-            S, best_S, acc, ev = _anneal(st.adj, st.eid, st.deg, st.w, st.edges, st.m, st.words, st.B, st.reach,
-                                         st.frontier, st.nxt, st.planes, st.scale, S, n_steps, ta, tb,
-                                         swap_only, st.best_adj, st.best_deg, st.best_w, best_S)
+            S, best_S, acc, ev = _anneal(st.adj, st.eid, st.deg, st.w, st.edges, st.m, st.scratch(),
+                                         (st.scale, S, n_steps, ta, tb, swap_only), st.best(best_S))
             total_steps += n_steps
             total_evals += ev
             total_acc += acc
