@@ -38,9 +38,10 @@ def garbage_schedule(net, cycles, seed):
     return eps, when, kinds
 
 
-# CI: min (the tables); PolarStar's arithmetic unit drops garbage in the Amaranth lockstep
-# (test_hdl_network_sim.py) and this Verilator case is in the PSTAR_COSIM=full tier (CI budget)
-@pytest.mark.parametrize("routing", [pytest.param("polarstar", marks=tiers.full_only("CI budget")), "min"])
+# PSTAR_COSIM=full tier (CI budget): in CI, garbage goes through the Verilated routers in the
+# replay (tests/test_replay.py, with a drain: every drop compared) and through the Amaranth
+# network lockstep (test_hdl_network_sim.py), PolarStar's arithmetic unit and the tables alike
+@pytest.mark.parametrize("routing", [pytest.param(r, marks=tiers.full_only("CI budget")) for r in ("polarstar", "min")])
 def test_garbage_dropped_in_lockstep(routing, tmp_path):
     net = build(PS26)
     load = 0.75

@@ -22,7 +22,7 @@ PS104 = "polarstar:q=3,supernode=iq,degree=3"
 CYCLES = int(os.environ.get("PSTAR_LOCKSTEP_CYCLES", "20000"))
 # CI must stay under 20 minutes on 2 cores, so the 104-router cocotb runs (Verilator builds of 1.5-2.5
 # minutes each, then 100-400 cycles/s through cocotb) are in the full tier; CI runs the 26-router
-# configurations and fault runs here, and the same three 104-router configurations through the
+# PolarStar configuration and a fault run here, and the same three 104-router configurations through the
 # C++ netlist replay (tests/test_replay.py, 200-600 cycles/s).
 full_only = tiers.full_only("long co-simulation")
 
@@ -30,7 +30,8 @@ CASES = [
     # spec, routing, VCs, load near saturation. VCs: 4, or for Polarized the fewest its channel
     # dependency graph accepts (exact longest routes 5 and 8; the 4D-3 = 9 bound is not needed)
     pytest.param(PS26, "polarstar", 4, 0.75, id="ps26-polarstar"),
-    pytest.param(PS26, "min", 4, 0.75, id="ps26-min"),
+    # min's tables: in CI through the replay of the 104-router network (tests/test_replay.py)
+    pytest.param(PS26, "min", 4, 0.75, id="ps26-min", marks=full_only),
     # CI: Polarized's unit runs in the Verilator network with failed links (tables and escapes)
     pytest.param(PS26, "polarized", 5, 0.65, id="ps26-polarized", marks=full_only),
     pytest.param(PS104, "polarstar", 4, 0.7, id="ps104-polarstar", marks=full_only),

@@ -58,7 +58,8 @@ FULL = tiers.full_only("CI budget: one option alone")
     # malformed flits of every kind: `dropped` (one counter of the routers' per-cycle drops)
     # must step with the model's drops in every cycle
     pytest.param("polarstar", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {"garbage": 12}, marks=FULL),
-    ("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {"garbage": 12, **SA3}),
+    # (with the three-stage SA: also the separable-VA case below, in CI)
+    pytest.param("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {"garbage": 12, **SA3}, marks=FULL),
     # a reset in the middle of heavy traffic and garbage (flits in every buffer, link and
     # pipeline register): afterwards the network must behave as a fresh one, so no register
     # left without a reset (link and pipeline data, generator headers) may be read before it is
