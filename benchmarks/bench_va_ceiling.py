@@ -1,4 +1,4 @@
-"""How fast can the VC allocator's structure run on the ECP5-85F, alone? (docs/fpga.md, "100 MHz")
+"""How fast can the VC allocator's structure run on the ECP5-85F, alone? (docs/fpga_results_log.md, "100 MHz")
 
 Out-of-context Yosys + nextpnr builds (yowasp, speed grade 6 as on the ULX3S, static placer) of
 small designs cut from the router's VC allocation, with nothing else on the die: their Fmax is a

@@ -1,7 +1,7 @@
 """Hop-indexed vs turn-indexed VC classes (routing_logic.base) in the cycle-accurate model:
 latency and accepted load against offered load on a diameter-3 PolarStar, for the VC counts
 each policy makes deadlock-free, plus saturation points. With `--latencies`, each configuration
-is also run at those link / credit latencies (registered links, docs/fpga.md).
+is also run at those link / credit latencies (registered links, docs/fpga_results_log.md).
 
 Prints one line per (configuration, load) and the saturation load of each configuration; writes
 <out>.json and <out>.png (latency up to saturation, accepted throughput).

@@ -15,7 +15,7 @@ cycle: a packet is created when its low byte (before the step) is < `load`, unle
 A packet decided in enabled cycle t enters the generator's backlog in t + 1, its creation cycle:
 the decision hangs off the status block's `running`, broadcast across the chip to every
 generator, and registering it keeps that net off the path into the send logic (the 14-router
-network's critical path, docs/fpga.md).
+network's critical path, docs/fpga_results_log.md).
 The destination LFSR advances 32 steps per packet sent (in hardware 32/L with every flit when
 L divides 32, else 32 with the head: the same state at every head), and each head draws from it:
 
@@ -401,7 +401,7 @@ class TrafficGenerator(wiring.Component):
         # from two flags kept beside the counter (`backlog == most`, `== most - 1`): the creation
         # logic, by the status block, reads two flip-flops instead of comparing the backlog, which
         # the send logic steps by the router (the loop create -> full -> decide crossed the die
-        # twice, the harness's longest path at two seeds on the ECP5-85F, docs/fpga.md)
+        # twice, the harness's longest path at two seeds on the ECP5-85F, docs/fpga_results_log.md)
         at_most = Signal(name="backlog_at_most")
         below_most = Signal(init=most == 1, name="backlog_at_most_less_1")
         full = at_most | (below_most & create)

@@ -11,7 +11,7 @@ allocator, which reuse the pointer of the first.
 The pointer is held as its mask, the requesters at or after it (`ptr_mask`), not as an index: the
 pick ANDs the requests with a register instead of a decoded index, and the next mask is a prefix
 OR of the one-hot grant instead of its index plus one (a carry chain). Both ends of the VC
-allocator's loop, the router's longest path on ECP5 (docs/fpga.md), lose their logic levels. A
+allocator's loop, the router's longest path on ECP5 (docs/fpga_results_log.md), lose their logic levels. A
 mask of 0 (after a commit at N - 1) picks as pointer 0 does.
 """
 from __future__ import annotations
@@ -101,7 +101,7 @@ def winner_select(requests, mask, values):
     of the first requester, each a priority choice straight from the requests (no one-hot grant
     decoded first), the two in parallel with the OR that chooses between them. The three-stage
     switch allocator's input stage registers its nominated VC's output port this way: one
-    logic level fewer than the pick followed by the select (docs/fpga.md)."""
+    logic level fewer than the pick followed by the select (docs/fpga_results_log.md)."""
     values = [Value.cast(v) for v in values]
     width = max(len(v) for v in values)
 

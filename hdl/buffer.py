@@ -21,7 +21,7 @@ router's switch traversal stage, `st_stage = 1`; the entry cannot be overwritten
 since its credit only goes upstream when it is popped). The router keeps there the
 flit fields only the crossbar reads, so that those are read once per port (at the VC the switch
 allocator chose) instead of once per VC and then multiplexed: the LUTRAM's own read multiplexer
-does the V:1 selection, and synthesis cannot merge it into the crossbar's P:1 (see docs/fpga.md,
+does the V:1 selection, and synthesis cannot merge it into the crossbar's P:1 (see docs/fpga_results_log.md,
 "Where the area goes").
 
 With `body_sync`, the low `body_block_bits` bits of the body can live in block RAM instead (a

@@ -4,7 +4,7 @@ beside the counter instead of compared after it.
 The switch allocator's input stage reads "has a flit", "has a flit to spare" (and, with three SA
 stages, two) of every input VC and the same of the credits of every output VC. Compared after the
 counters, those tests are a logic level on the input stage's path, the longest of the three-stage
-SA router on the ECP5 (docs/fpga.md); kept as flags they start at registers. The flags move with
+SA router on the ECP5 (docs/fpga_results_log.md); kept as flags they start at registers. The flags move with
 the counter: on +1 flag j takes flag j - 1 (1 for j = 0), on -1 flag j + 1 (for the last one, the
 compare `counter > k`, off the read path). The same values as the compares in every cycle, so
 nothing in the contract changes.

@@ -10,7 +10,7 @@ cycle after switch allocation (registered front, synchronous body read), and so 
 Each output selects its input one-hot (the switch allocator's output arbiters grant one-hot): an
 AND-OR of P terms per bit. Against a P:1 multiplexer indexed by a binary port number that is 41 %
 fewer LUT sites for the crossbar alone at P = 5, and 9 % fewer for the whole flattened router with
-`st_stage = 1`, whose registered binary select Yosys could not see through (docs/fpga.md,
+`st_stage = 1`, whose registered binary select Yosys could not see through (docs/fpga_results_log.md,
 "One-hot crossbar select").
 """
 from __future__ import annotations

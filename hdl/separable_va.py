@@ -3,7 +3,7 @@
 The router's central VC allocator (one arbiter per output VC over every input VC that can ask
 for it, grants back in the same cycle) gathers requests from the whole router and sends grants
 back to it within one cycle: on the ECP5-85F that loop alone tops out near 51 MHz for 8 ports x
-4 VCs (docs/fpga.md, "100 MHz"). This one splits it so that each cycle is either local to an
+4 VCs (docs/fpga_results_log.md, "100 MHz"). This one splits it so that each cycle is either local to an
 input port or one crossing into a small arbiter (121-130 MHz alone, benchmarks/bench_va_ceiling.py
 `va-sep-x`):
 
@@ -57,7 +57,7 @@ def separable_va(m: Module, P: int, V: int, ovcs_of, req_valid, req_o, req_w, bu
         # request's output port and VC (binary); the target, one-hot over the output VCs the
         # port's VCs can hold, is decoded from L1 on the way to L2 at the far end of the
         # crossing, which has no other logic, instead of after the port's arbiter (the launch
-        # cycle's longest path on ECP5; docs/fpga.md)
+        # cycle's longest path on ECP5; docs/fpga_results_log.md)
         l1_vc = _reg(m, arb.grant, f"sva_l1_vc_{i}")
         l1_o = _reg(m, one_hot_select(arb.grant, [req_o[i * V + v] for v in range(V)]), f"sva_l1_o_{i}", True)
         l1_w = _reg(m, one_hot_select(arb.grant, [req_w[i * V + v] for v in range(V)]), f"sva_l1_w_{i}", True)

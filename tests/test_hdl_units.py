@@ -357,7 +357,7 @@ def test_gf_logic_against_tables(q):
 def test_router_netlist_has_no_constant_multiplier(routing, q, d):
     """Constant multiplications (id splits, 2-D indices, GF(q) products for q < 16) are written
     as tables or shifts and adds: FPGA synthesis would map each `$mul` to a DSP block, and a
-    chain of them was the critical path of the ECP5 router (docs/fpga.md)."""
+    chain of them was the critical path of the ECP5 router (docs/fpga_results_log.md)."""
     from amaranth.back import rtlil
     from hdl.network import plan
     from hdl.verilog_out import ports_of

@@ -247,7 +247,7 @@ class Router(wiring.Component):
         over `vcmap.ovcs_of[iv]`: the VA arbiters' grant bits, registered), so that the credit
         check, the output port it asks the switch for and the credit and ownership updates are
         AND-OR reductions of one-hot vectors instead of binary indices decoded on the switch
-        allocator's path (docs/fpga.md). Returns (valid, w, one-hot, granted) per input VC."""
+        allocator's path (docs/fpga_results_log.md). Returns (valid, w, one-hot, granted) per input VC."""
         P, V = self.P, self.params.vcs
         valid = [[Signal(name=f"alloc_valid_{i}_{v}") for v in range(V)] for i in range(P)]
         ws = [[Signal(index_bits(V), name=f"alloc_w_{i}_{v}") for v in range(V)] for i in range(P)]

@@ -133,7 +133,7 @@ class SwitchAllocator(wiring.Component):
         next cycle. With one iteration each input port works out beside its grant register
         whether its nomination won, from the nominations and the output arbiters' pointer masks
         (all registers): one crossing of the router in the cycle instead of the round trip input
-        port -> output arbiter -> input port (docs/fpga.md); the same grant as the arbiters'."""
+        port -> output arbiter -> input port (docs/fpga_results_log.md); the same grant as the arbiters'."""
         P, V = self.cfg.P, self.cfg.V
         if self.cfg.params.alloc_iters == 1:
             for i in range(P):
