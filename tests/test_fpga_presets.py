@@ -12,8 +12,9 @@ import pytest
 from fpga.build import BUILD_OPTIONS, FpgaConfig, build
 from fpga.cli import given_values
 from fpga.presets import DESIGN_FIELDS, MEASURED_KEYS, PRESETS_FILE, configure, default_for, get, load, presets
-from pstar.cli import main, make_parser
+from pstar.cli import make_parser
 from topologies.errors import ParameterError
+from cli_run import run_cli
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 # the README's measured 100 MHz command (100.13 MHz at seed 6, RTL 3c20bcb), as it was written
@@ -27,13 +28,7 @@ NET26_LINE = ("--board ulx3s-85f --design network polarstar:q=3,supernode=iq,deg
               "--no-wide-luts --body-bram off --front lutram --pnr-router router2 --placer static").split()
 
 
-def cli(argv, capsys):
-    try:
-        code = main(argv)
-    except SystemExit as e:
-        code = e.code
-    out, err = capsys.readouterr()
-    return code, out, err
+cli = run_cli
 
 
 def flags_config(argv) -> FpgaConfig:
