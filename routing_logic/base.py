@@ -160,6 +160,11 @@ class HopVC:
         the class of its next hop is min(class of its input VC + step, C - 1) (0 when injected)."""
         return 1
 
+    @staticmethod
+    def class_step_arrays(prev, c, nxt) -> np.ndarray:
+        """`class_step` of every (prev, c, nxt) of three equal-shape arrays, as int64."""
+        return np.ones(np.shape(c), dtype=np.int64)
+
     def canonical(self, states: StateArrays) -> StateArrays:
         """Blank what does not select a VC (the deadlock check merges equal states)."""
         zero = np.zeros_like(states.turns)
@@ -230,6 +235,10 @@ class TurnVC(HopVC):
     def class_step(prev: int, c: int, nxt: int) -> int:
         return int(prev > c and nxt > c)
 
+    @staticmethod
+    def class_step_arrays(prev, c, nxt) -> np.ndarray:
+        return ((np.asarray(prev) > c) & (np.asarray(nxt) > c)).astype(np.int64)
+
     def canonical(self, states: StateArrays) -> StateArrays:
         return states._replace(hops=np.zeros_like(states.hops), turns=np.minimum(states.turns, self.num_classes - 1))
 
@@ -289,11 +298,8 @@ class Routing:
         rows = self.net.port_router.astype(np.int64)
         nbr[rows, np.arange(len(rows)) - self.net.offsets[rows]] = self._peer_router
         out = np.zeros((n, R, R), dtype=np.int64)
-        for r in range(n):
-            for i in range(R):
-                for o in range(R):
-                    if nbr[r, i] >= 0 and nbr[r, o] >= 0:
-                        out[r, i, o] = self.vc_policy.class_step(int(nbr[r, i]), r, int(nbr[r, o]))
+        r, i, o = np.nonzero((nbr[:, :, None] >= 0) & (nbr[:, None, :] >= 0))    # connected port pairs
+        out[r, i, o] = self.vc_policy.class_step_arrays(nbr[r, i], r, nbr[r, o])
         return out
 
     def default_vcs(self) -> int:

@@ -229,3 +229,27 @@ def test_vc_tables_of_the_two_policies():
                 for turns in (0, 1):
                     for cand in r.route(c, RouteState(c, t, turns=turns)):
                         assert table[cand.vc] == turns
+
+
+@pytest.mark.parametrize("policy", ["hops", "turns"])
+def test_class_steps_table_equals_the_policys_class_step(policy):
+    """`Routing.class_steps()` (the table the simulator and the RTL take) agrees, entry by entry,
+    with the VC policy's scalar `class_step` over every connected (input, output) port pair."""
+    from routing_logic.base import VC_POLICIES
+    net = polarstar(3, "iq", 3)
+    r = make_routing("min", net, check_deadlock=False, vc_policy=policy)
+    table = r.class_steps()
+    step = VC_POLICIES[policy].class_step
+    R = int(net.ports.max())
+    nbr = np.full((net.num_routers, R), -1)
+    for c in range(net.num_routers):
+        for i in range(int(net.ports[c])):
+            nbr[c, i] = net.neighbor(c, i)[0]          # (router, port) at the other end
+    want = np.zeros_like(table)
+    for c in range(net.num_routers):
+        for i in range(R):
+            for o in range(R):
+                if nbr[c, i] >= 0 and nbr[c, o] >= 0:
+                    want[c, i, o] = step(int(nbr[c, i]), c, int(nbr[c, o]))
+    assert np.array_equal(table, want)
+    assert policy == "hops" or 0 < table.sum() < table.size      # turns: some steps 0, some 1
