@@ -59,6 +59,7 @@ head flits at once as parallel arrays, in the same order as `route()` would; tab
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, replace
 from typing import Callable, NamedTuple
 
@@ -287,6 +288,14 @@ class Routing:
         cls = vc_policy_class(name)
         need = cls.classes_for(self.max_route_length) if self.max_route_length else 1
         self.vc_policy = cls(need if self._vcs_arg is None else self._vcs_arg, classes=need)
+
+    def with_vcs(self, vcs: int) -> "Routing":
+        """A copy with V = `vcs` under the same VC policy, sharing every table (V enters a routing
+        only through its VC policy)."""
+        r = copy.copy(self)
+        r._vcs_arg = vcs
+        r.set_vc_policy(self.vc_policy.name)
+        return r
 
     def class_steps(self) -> np.ndarray:
         """(routers, R, R) int64, R = the most network ports of a router: the VC policy's class

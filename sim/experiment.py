@@ -9,7 +9,6 @@ window, injection stops and the network drains; `lost` counts created flits neve
 """
 from __future__ import annotations
 
-import copy
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -54,10 +53,7 @@ def _routing(net: Network, routing: str, vcs: int, vc_policy: str, depth: int | 
             routing, net, check_deadlock=False, vc_policy=vc_policy, vcs=1, **kw))    # V set below
     if base.num_vcs == vcs:
         return base
-    r = copy.copy(base)                 # the same tables; V enters a routing only via its VC policy
-    r._vcs_arg = vcs
-    r.set_vc_policy(vc_policy)
-    return r
+    return base.with_vcs(vcs)
 
 
 def build_routing(net: Network, routing: str, params: RouterParams, vcs_given: bool = True,
