@@ -297,18 +297,21 @@ class Routing:
         r.set_vc_policy(self.vc_policy.name)
         return r
 
-    def class_steps(self) -> np.ndarray:
-        """(routers, R, R) int64, R = the most network ports of a router: the VC policy's class
+    def class_steps(self, dtype=np.int64, chunk: int = 4096) -> np.ndarray:
+        """(routers, R, R) `dtype`, R = the most network ports of a router: the VC policy's class
         step of a head that enters router r on network port i and leaves on network port o (0
         where either port is unconnected). The simulator and the RTL derive a head's class from
-        this and the class of its input VC, with no header bits (`HopVC.class_step`, `TurnVC.class_step`)."""
+        this and the class of its input VC, with no header bits (`HopVC.class_step`, `TurnVC.class_step`).
+        Computed `chunk` routers at a time, so that the temporaries stay small on large networks."""
         n, R = self.n, int(self.net.ports.max())
         nbr = np.full((n, R), -1, dtype=np.int64)
         rows = self.net.port_router.astype(np.int64)
         nbr[rows, np.arange(len(rows)) - self.net.offsets[rows]] = self._peer_router
-        out = np.zeros((n, R, R), dtype=np.int64)
-        r, i, o = np.nonzero((nbr[:, :, None] >= 0) & (nbr[:, None, :] >= 0))    # connected port pairs
-        out[r, i, o] = self.vc_policy.class_step_arrays(nbr[r, i], r, nbr[r, o])
+        out = np.zeros((n, R, R), dtype=dtype)
+        for r0 in range(0, n, chunk):
+            nb = nbr[r0:r0 + chunk]
+            r, i, o = np.nonzero((nb[:, :, None] >= 0) & (nb[:, None, :] >= 0))    # connected port pairs
+            out[r0 + r, i, o] = self.vc_policy.class_step_arrays(nb[r, i], r0 + r, nb[r, o])
         return out
 
     def default_vcs(self) -> int:

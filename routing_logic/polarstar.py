@@ -245,6 +245,13 @@ def arithmetic_storage_bits(q: int, m: int, dp: int) -> dict:
     return b
 
 
+def supports_arithmetic(net: Network) -> bool:
+    """The arithmetic unit routes `net`: an intact PolarStar with an IQ, Paley or complete supernode."""
+    st = net.structure
+    return (isinstance(st, PolarStarStructure) and st.sn.name in ("iq", "paley", "complete")
+            and not len(net.attrs.get("failed_links", ())))
+
+
 CACHE_LIMIT = 4096     # cache="auto": tabulate the arithmetic up to this many routers
 
 

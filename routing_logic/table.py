@@ -25,6 +25,8 @@ from .base import EJECT, Candidate, Routing, RouteState, StateArrays, bits
 NO_PORT = 9      # delta of a port without a link: never -1, 0 or +1, so no rule ever selects it
 DELTA_TABLE_LIMIT = 64 << 20   # precompute the (n, n, P) delta table up to this many entries
 TABLE_LIMIT = 30_000           # n x n distance matrix at most
+ARITHMETIC_ABOVE = 20_000      # routers: above this, `min` on an intact PolarStar (and the simulator)
+                               # computes distances with the arithmetic unit instead of an n x n table
 
 
 class TableOracle:
@@ -87,7 +89,7 @@ class MinimalTable(Routing):
     name = "min"
 
     def __init__(self, net: Network, vcs: int | None = None, oracle=None):
-        self.oracle = oracle if oracle is not None else TableOracle(net)
+        self.oracle = oracle if oracle is not None else _min_oracle(net)
         self.max_route_length = max(self.oracle.diameter, 1)
         super().__init__(net, vcs)
 
@@ -122,6 +124,16 @@ class MinimalTable(Routing):
 
     def storage_bits(self) -> dict:
         return table_storage_bits(self.n, self.oracle.ports)
+
+
+def _min_oracle(net: Network):
+    """BFS tables; on an intact PolarStar of more than ARITHMETIC_ABOVE routers the arithmetic
+    distances instead (the same answers, no n x n table)."""
+    from .polarstar import ArithmeticOracle, supports_arithmetic
+
+    if net.num_routers > ARITHMETIC_ABOVE and supports_arithmetic(net):
+        return ArithmeticOracle(net, cache=False)
+    return TableOracle(net)
 
 
 def table_storage_bits(n: int, ports: int) -> dict:

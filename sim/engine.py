@@ -91,6 +91,26 @@ class Config(NamedTuple):
     va_choice_stage: int   # 1: the VC choice reads last cycle's output state
 
 
+class Arith(NamedTuple):
+    """The arithmetic PolarStar unit of routing_logic.polarstar (PolarStar §9.2) over compact
+    tables: router c = (x, a) = (c // m, c % m); D(c, t) and the minimal next hop come from
+    ER_q-level tables (n_ER² entries, n_ER = q² + q + 1) and supernode tables (m²), so nothing
+    is indexed by a pair of routers (a 79,506-router network: 3.6e6 entries instead of 6.3e9).
+    m = 0: not in use (`Tables.dist`, `Tables.nexthop` are the tables). sim.network_sim.arith_unit
+    builds it from the Python unit; tests/test_sim_scale.py checks it against that unit's tables."""
+    m: int                 # supernode order (0: not in use)
+    dp: int                # supernode degree d' (ports 0 .. d'-1 are S ports, then the ER slots)
+    inv: int               # 1: the bijection f is an involution (IQ, complete), 0: Paley
+    er_rel: np.ndarray     # (nE, nE) int8: 2 same ER vertex, 1 adjacent (not a loop), 0 neither
+    er_w: np.ndarray       # (nE, nE) int32: the common neighbour x × y (x where x == y)
+    er_port: np.ndarray    # (nE, nE) int16: port of (x, ·) toward ER neighbour y (y = x: a quadric's loop), -1
+    quad: np.ndarray       # (nE,) int8: 1 if x is a quadric (has a self-loop)
+    f: np.ndarray          # (m,) int32 the bijection f
+    f_inv: np.ndarray      # (m,) int32 its inverse
+    sd: np.ndarray         # (m, m) int8 supernode distance capped at 3
+    sp: np.ndarray         # (m, m) int16 supernode first port of a shortest path (-1 beyond 2)
+
+
 class Tables(NamedTuple):
     """Topology and routing tables (read only)."""
     nbr_r: np.ndarray      # (n, R) router at the other end of each network port (-1: none)
@@ -98,11 +118,12 @@ class Tables(NamedTuple):
     cstep: np.ndarray      # (n, P, R) VC-class step from input port to network output (0 at local inputs)
     vcls: np.ndarray       # (V,) class of each VC
     crange: np.ndarray     # (C, 2) VC range [w0, w1) of each class
-    dist: np.ndarray       # (n, n) hop distances
-    nexthop: np.ndarray    # (n, n) arithmetic PolarStar next-hop port (NEXTHOP; else (1, 1))
+    dist: np.ndarray       # (n, n) hop distances ((1, 1) when `ar` computes them)
+    nexthop: np.ndarray    # (n, n) arithmetic PolarStar next-hop port (NEXTHOP without `ar`; else (1, 1))
     pen: np.ndarray        # (5,) Polarized priority by Δμ + 2
     ep_first: np.ndarray   # (n + 1,) first endpoint id of each router
     ep_router: np.ndarray  # (E,) router of each endpoint
+    ar: Arith              # the arithmetic PolarStar unit (ar.m = 0: not in use, dist/nexthop are tables)
 
 
 class InputUnits(NamedTuple):
@@ -272,6 +293,13 @@ class Scratch(NamedTuple):
     sa: SAScratch
 
 
+def no_arith() -> Arith:
+    """An Arith that is not in use (m = 0): the distances and next hops are Tables' tables."""
+    z8, z16, z32 = np.zeros((1, 1), dtype=np.int8), np.zeros((1, 1), dtype=np.int16), np.zeros(1, dtype=np.int32)
+    return Arith(m=0, dp=0, inv=0, er_rel=z8, er_w=np.zeros((1, 1), dtype=np.int32), er_port=z16,
+                 quad=np.zeros(1, dtype=np.int8), f=z32, f_inv=z32, sd=z8, sp=z16)
+
+
 def make_config(params, mode: int, R: int, P: int, classes: int) -> Config:
     p = params
     return Config(mode=int(mode), R=int(R), P=int(P), V=p.vcs, B=p.depth, L=p.packet_flits,
@@ -285,27 +313,39 @@ def _filled(shape, value, dtype=np.int64):
 
 
 def new_routers(n: int, R: int, P: int, V: int, B: int) -> Routers:
-    """Every router after reset: empty buffers, free output VCs, full credits, pointers at 0."""
-    inputs = InputUnits(f_pkt=_filled((n, P, V, B), 0, np.int32), f_seq=_filled((n, P, V, B), 0, np.int16),
-                        f_head=_filled((n, P, V), 0), f_cnt=_filled((n, P, V), 0), alloc_o=_filled((n, P, V), -1),
-                        alloc_w=_filled((n, P, V), -1), router_flits=_filled(n, 0), r_garbage=_filled(n, 0))
-    va = VCAllocator(va_ptr=_filled((n, P, V), 0), pend_o=_filled((n, P * V), -1), pend_w=_filled((n, P * V), -1),
-                     sep_cnt=_filled((n, P, V), 0), sep_ptr=_filled((n, P), 0), sep_pipe=_filled((n, 4, P, 3), -1))
-    sa = SwitchAllocator(nom=_filled((n, P), -1), gnt=_filled((n, P), -1), in_ptr=_filled((n, P), 0),
-                         out_ptr=_filled((n, P), 0))
+    """Every router after reset: empty buffers, free output VCs, full credits, pointers at 0.
+    int32 throughout (every value is a port, VC, flit, credit or pointer count), int16 for the
+    flit index: the state of a radix-64 router with 21 endpoints is ~40 kB."""
+    i4 = np.int32
+    inputs = InputUnits(f_pkt=_filled((n, P, V, B), 0, i4), f_seq=_filled((n, P, V, B), 0, np.int16),
+                        f_head=_filled((n, P, V), 0, i4), f_cnt=_filled((n, P, V), 0, i4),
+                        alloc_o=_filled((n, P, V), -1, i4), alloc_w=_filled((n, P, V), -1, i4),
+                        router_flits=_filled(n, 0), r_garbage=_filled(n, 0))
+    va = VCAllocator(va_ptr=_filled((n, P, V), 0, i4), pend_o=_filled((n, P * V), -1, i4),
+                     pend_w=_filled((n, P * V), -1, i4), sep_cnt=_filled((n, P, V), 0, i4),
+                     sep_ptr=_filled((n, P), 0, i4), sep_pipe=_filled((n, 4, P, 3), -1, i4))
+    sa = SwitchAllocator(nom=_filled((n, P), -1, i4), gnt=_filled((n, P), -1, i4), in_ptr=_filled((n, P), 0, i4),
+                         out_ptr=_filled((n, P), 0, i4))
     # the registered output state says "taken" (owner 0) before the first cycle, as the RTL's
     # register after reset says nothing is free
-    outputs = OutputUnits(owner=_filled((n, P, V), -1), credits=_filled((n, P, V), B),
-                          ch_owner=_filled((2, n, R, V), 0), ch_cred=_filled((2, n, R, V), 0))
+    outputs = OutputUnits(owner=_filled((n, P, V), -1, i4), credits=_filled((n, P, V), B, i4),
+                          ch_owner=_filled((2, n, R, V), 0, i4), ch_cred=_filled((2, n, R, V), 0, i4))
     return Routers(inputs=inputs, va=va, sa=sa, outputs=outputs)
 
 
 def new_links(ring: int, cap: int) -> Links:
-    """Empty delay lines of `ring` slots (> the largest latency) of `cap` entries each."""
-    return Links(a_cnt=_filled(ring, 0), a_r=_filled((ring, cap), 0), a_p=_filled((ring, cap), 0),
-                 a_v=_filled((ring, cap), 0), a_pkt=_filled((ring, cap), 0), a_seq=_filled((ring, cap), 0),
-                 c_cnt=_filled(ring, 0), c_r=_filled((ring, cap), 0), c_p=_filled((ring, cap), 0),
-                 c_v=_filled((ring, cap), 0))
+    """Empty delay lines of `ring` slots (> the largest latency) of `cap` entries each (int32)."""
+    i4 = np.int32
+    return Links(a_cnt=_filled(ring, 0), a_r=_filled((ring, cap), 0, i4), a_p=_filled((ring, cap), 0, i4),
+                 a_v=_filled((ring, cap), 0, i4), a_pkt=_filled((ring, cap), 0, i4),
+                 a_seq=_filled((ring, cap), 0, i4), c_cnt=_filled(ring, 0), c_r=_filled((ring, cap), 0, i4),
+                 c_p=_filled((ring, cap), 0, i4), c_v=_filled((ring, cap), 0, i4))
+
+
+def state_bytes(n: int, R: int, P: int, V: int, B: int) -> int:
+    """Bytes of `new_routers(n, R, P, V, B)` (computed, not allocated)."""
+    per = P * V * B * (4 + 2) + P * V * 4 * 10 + P * 4 * 5 + 4 * P * 3 * 4 + 2 * 2 * R * V * 4 + 2 * 8
+    return n * per
 
 
 def new_endpoints(E: int, V: int, B: int) -> Endpoints:
@@ -342,14 +382,128 @@ def new_scratch(P: int, V: int) -> Scratch:
 # ---- routing: the candidates of a head and its VC choice ------------------------------------------
 
 @_inline
-def _polarized_ok(r, nbr, src_r, dst_r, dist):
+def _phi(ar, lt, a):
+    """Image of supernode vertex a along an ER arc whose tail id < head id iff `lt` (f, or f⁻¹
+    against the Paley orientation)."""
+    if ar.inv == 1 or lt:
+        return np.int64(ar.f[a])
+    return np.int64(ar.f_inv[a])
+
+
+@_stage
+def arith_distance(ar, c, t):
+    """D(c, t) of the arithmetic PolarStar unit (routing_logic.polarstar.PolarStarArithmetic.
+    distance_xa, the walks of length <= 2 in closed form, else 3), for one pair."""
+    m = ar.m
+    x, a, y, b = c // m, c % m, t // m, t % m
+    rel = ar.er_rel[x, y]
+    sd = ar.sd
+    fa = np.int64(ar.f[a])
+    if rel == 2:                                    # one supernode: S, Q; SS, SQ, QS
+        if a == b:
+            return np.int64(0)
+        loop = ar.inv == 1 and ar.quad[x] == 1
+        if sd[a, b] == 1 or (loop and fa != a and b == fa):
+            return np.int64(1)
+        if sd[a, b] == 2 or (loop and (sd[a, ar.f[b]] == 1 or (fa != a and sd[fa, b] == 1))):
+            return np.int64(2)
+        return np.int64(3)
+    w = np.int64(ar.er_w[x, y])
+    mid = w != x and w != y
+    if rel == 1:                                    # E; ES, SE, QE / EQ
+        pa = _phi(ar, x < y, a)
+        if b == pa:
+            return np.int64(1)
+        if sd[pa, b] == 1 or sd[a, _phi(ar, y < x, b)] == 1:
+            return np.int64(2)
+        if not mid and ar.inv == 1 and fa != a and b == a:
+            return np.int64(2)
+    if mid and b == _phi(ar, w < y, _phi(ar, x < w, a)):     # EE through w
+        return np.int64(2)
+    return np.int64(3)
+
+
+@_stage
+def _arith_next_same(ar, x, a, b):
+    """Next port toward (x, b) from (x, a), a != b: S, Q, SS, SQ, QS, else the first ER slot
+    that is not x's own loop (the D = 3 rule)."""
+    sd, sp, dp = ar.sd, ar.sp, ar.dp
+    fa = np.int64(ar.f[a])
+    qx = ar.quad[x] == 1
+    has_q = ar.inv == 1 and qx and fa != a
+    p_q = np.int64(ar.er_port[x, x])
+    if sd[a, b] == 1:
+        return np.int64(sp[a, b])
+    if has_q and b == fa:
+        return p_q
+    if sd[a, b] == 2:
+        return np.int64(sp[a, b])
+    if ar.inv == 1 and qx and sd[a, ar.f[b]] == 1:
+        return np.int64(sp[a, ar.f[b]])
+    if has_q and sd[fa, b] == 1:
+        return p_q
+    return np.int64(dp + 1) if qx and p_q == dp else np.int64(dp)
+
+
+@_stage
+def arith_next_port(ar, c, t):
+    """The minimal next-hop port from c toward t (-1 = eject at t) of the arithmetic PolarStar
+    unit (routing_logic.polarstar.PolarStarArithmetic.next_port_xa, its cases in its order)."""
+    if c == t:
+        return np.int64(-1)
+    m = ar.m
+    x, a, y, b = c // m, c % m, t // m, t % m
+    if ar.er_rel[x, y] == 2:
+        return _arith_next_same(ar, x, a, b)
+    sd = ar.sd
+    w = np.int64(ar.er_w[x, y])
+    mid = w != x and w != y
+    adj = ar.er_rel[x, y] == 1
+    p_y = np.int64(ar.er_port[x, y])
+    fa = np.int64(ar.f[a])
+    if adj:
+        pa = _phi(ar, x < y, a)
+        pb = _phi(ar, y < x, b)
+        if b == pa or sd[pa, b] == 1:               # E, ES
+            return p_y
+        if sd[a, pb] == 1:                          # SE
+            return np.int64(ar.sp[a, pb])
+    if mid and b == _phi(ar, w < y, _phi(ar, x < w, a)):     # EE
+        return np.int64(ar.er_port[x, w])
+    if adj and not mid and ar.inv == 1 and fa != a and b == a:   # QE (w = x), EQ (w = y)
+        return np.int64(ar.er_port[x, x]) if w == x else p_y
+    if mid:                                         # D = 3: toward w, or Q, or toward y
+        return np.int64(ar.er_port[x, w])
+    if w == x and ar.inv == 1 and ar.quad[x] == 1 and fa != a:
+        return np.int64(ar.er_port[x, x])
+    return p_y
+
+
+@_inline
+def _dist(tables, c, t):
+    """D(c, t): the arithmetic unit's, or the distance table's."""
+    if tables.ar.m > 0:
+        return arith_distance(tables.ar, c, t)
+    return np.int64(tables.dist[c, t])
+
+
+@_inline
+def _next_port(tables, c, t):
+    """The arithmetic PolarStar next-hop port from c toward t: computed, or its table."""
+    if tables.ar.m > 0:
+        return arith_next_port(tables.ar, c, t)
+    return np.int64(tables.nexthop[c, t])
+
+
+@_inline
+def _polarized_ok(r, nbr, src_r, dst_r, tables):
     """(allowed, Δμ) of the hop r -> nbr for (s, t) by the Polarized rule (routing_logic.polarized)."""
     if nbr < 0:
         return False, 0
-    a = np.int64(dist[r, src_r])
-    b = np.int64(dist[r, dst_r])
-    ds = np.int64(dist[nbr, src_r]) - a
-    dt = np.int64(dist[nbr, dst_r]) - b
+    a = _dist(tables, r, src_r)
+    b = _dist(tables, r, dst_r)
+    ds = _dist(tables, nbr, src_r) - a
+    dt = _dist(tables, nbr, dst_r) - b
     dmu = ds - dt
     return dmu > 0 or (ds == 1 and dt == 1 and a < b) or (ds == -1 and dt == -1 and a >= b), dmu
 
@@ -358,7 +512,7 @@ def _polarized_ok(r, nbr, src_r, dst_r, dist):
 def _polarized_dead_end(r, src_r, dst_r, cfg, tables):
     """No Polarized candidate at r for (s, t): the packet escapes to minimal routing (phase 0)."""
     for p in range(cfg.R):
-        if _polarized_ok(r, tables.nbr_r[r, p], src_r, dst_r, tables.dist)[0]:
+        if _polarized_ok(r, tables.nbr_r[r, p], src_r, dst_r, tables)[0]:
             return False
     return True
 
@@ -386,12 +540,12 @@ def choose_vc(r, cin, step, head, cfg, tables, credits, owner):
     down-then-up turn for `turns`, 0 at a local input)."""
     src_r, dst_r, inter, phase = head
     mode, B, C, crange = cfg.mode, cfg.B, cfg.classes, tables.crange
-    nbr_r, dist = tables.nbr_r, tables.dist
+    nbr_r = tables.nbr_r
     best_p = -1
     best_w = -1
     best_key = 1 << 30
     if mode == NEXTHOP:
-        p = tables.nexthop[r, dst_r]
+        p = _next_port(tables, r, dst_r)
         w0, w1 = _class_vcs(cin, step[p], crange, C)
         for w in range(w0, w1):
             if owner[r, p, w] < 0:
@@ -402,7 +556,7 @@ def choose_vc(r, cin, step, head, cfg, tables, credits, owner):
         return (p, best_w) if best_w >= 0 else (-1, -1)
     if mode == POLARIZED and phase == 1:
         for p in range(cfg.R):
-            ok, dmu = _polarized_ok(r, nbr_r[r, p], src_r, dst_r, dist)
+            ok, dmu = _polarized_ok(r, nbr_r[r, p], src_r, dst_r, tables)
             if not ok:
                 continue
             w0, w1 = _class_vcs(cin, step[p], crange, C)
@@ -419,10 +573,10 @@ def choose_vc(r, cin, step, head, cfg, tables, credits, owner):
     tgt = dst_r
     if (mode == VALIANT or mode == UGAL) and phase == 0 and r != inter:
         tgt = inter
-    d0 = dist[r, tgt]
+    d0 = _dist(tables, r, tgt)
     for p in range(cfg.R):
         nbr = nbr_r[r, p]
-        if nbr < 0 or dist[nbr, tgt] + 1 != d0:
+        if nbr < 0 or _dist(tables, nbr, tgt) + 1 != d0:
             continue
         w0, w1 = _class_vcs(cin, step[p], crange, C)
         for w in range(w0, w1):
@@ -446,11 +600,11 @@ def _port_queue(r, p, V, B, credits):
 
 @_stage
 def _best_min_queue(r, tgt, cfg, tables, credits):
-    d0 = tables.dist[r, tgt]
+    d0 = _dist(tables, r, tgt)
     best = 1 << 30
     for p in range(cfg.R):
         nbr = tables.nbr_r[r, p]
-        if nbr >= 0 and tables.dist[nbr, tgt] + 1 == d0:
+        if nbr >= 0 and _dist(tables, nbr, tgt) + 1 == d0:
             q = _port_queue(r, p, cfg.V, cfg.B, credits)
             if q < best:
                 best = q
@@ -465,8 +619,8 @@ def _ugal_decide(r, dst, pk, cfg, tables, packets, credits):
         packets.pk_inter[pk] = -1
         packets.pk_phase[pk] = 1
         return
-    dist, samples = tables.dist, packets.samples
-    h_min = np.int64(dist[r, dst])
+    samples = packets.samples
+    h_min = _dist(tables, r, dst)
     q_min = _best_min_queue(r, dst, cfg, tables, credits)
     cost_min = h_min * q_min
     best_cost = np.int64(-1)
@@ -477,7 +631,7 @@ def _ugal_decide(r, dst, pk, cfg, tables, packets, credits):
             h = h_min
             qv = q_min
         else:
-            h = np.int64(dist[r, i]) + np.int64(dist[i, dst])
+            h = _dist(tables, r, i) + _dist(tables, i, dst)
             qv = _best_min_queue(r, i, cfg, tables, credits)
         if best_r < 0 or h * qv < best_cost:
             best_cost = h * qv
@@ -1189,12 +1343,28 @@ def run_cycles(t0, t1, cfg, tables, rt, world, tmp, skip=-1):
 
 
 @nb.njit(cache=True)
+def arith_all_pairs(ar, n):
+    """(n, n) distances and next-hop ports of the engine's arithmetic unit for every pair (the
+    tests compare them with routing_logic.polarstar's tables)."""
+    dist = np.zeros((n, n), dtype=np.int64)
+    port = np.zeros((n, n), dtype=np.int64)
+    for c in range(n):
+        for t in range(n):
+            dist[c, t] = arith_distance(ar, c, t)
+            port[c, t] = arith_next_port(ar, c, t)
+    return dist, port
+
+
+@nb.njit(cache=True)
 def _choose(r, cin, step, src_r, dst_r, inter, phase, mode, R, V, B, nbr_r, dist, nexthop, credits, owner, pen, C,
             crange):
     """`choose_vc` with the flat arguments of its former signature (tests/test_sim.py calls it so)."""
     cfg = Config(mode=mode, R=R, P=R, V=V, B=B, L=1, link_latency=1, credit_latency=1, watchdog=1, classes=C,
                  alloc_iters=1, va_stages=1, sa_stages=1, st_stage=0, va_separable=0, va_choice_stage=0)
     unused = np.zeros(1, dtype=np.int64)
-    tables = Tables(nbr_r=nbr_r, nbr_p=nbr_r, cstep=np.zeros((1, 1, 1), dtype=np.int64), vcls=unused, crange=crange,
-                    dist=dist, nexthop=nexthop, pen=pen, ep_first=unused, ep_router=unused)
+    z8, z16, z32 = np.zeros((1, 1), dtype=np.int8), np.zeros((1, 1), dtype=np.int16), np.zeros(1, dtype=np.int32)
+    ar = Arith(m=0, dp=0, inv=0, er_rel=z8, er_w=np.zeros((1, 1), dtype=np.int32), er_port=z16, quad=z8[0], f=z32,
+               f_inv=z32, sd=z8, sp=z16)
+    tables = Tables(nbr_r=nbr_r, nbr_p=nbr_r, cstep=np.zeros((1, 1, 1), dtype=np.int8), vcls=unused, crange=crange,
+                    dist=dist, nexthop=nexthop, pen=pen, ep_first=unused, ep_router=unused, ar=ar)
     return choose_vc(r, cin, step, (src_r, dst_r, inter, phase), cfg, tables, credits, owner)

@@ -21,7 +21,7 @@ from topologies.errors import ParameterError
 from topologies.network import Network
 
 from .netcache import cached_routing
-from .network_sim import MODES, DeadlockDetected, NetworkSim
+from .network_sim import MODES, DeadlockDetected, NetworkSim, check_memory, uses_arithmetic
 from contract.params import VC_POLICY, RouterParams
 
 CDG_CHECK_LIMIT = 300   # routers: below this a CDG check admits VC counts under the proven bound
@@ -97,8 +97,11 @@ def run_point(net: Network, routing: str = "min", traffic: str = "uniform", load
         raise ParameterError(f"warmup={warmup!r}: must be an integer >= 0")
     params = params or RouterParams(vcs=default_vcs(net, routing, vc_policy))
     routing_obj = routing_obj or build_routing(net, routing, params, vc_policy=vc_policy)
+    # the whole run's memory (packets included), before anything is allocated
+    check_memory(net, params, warmup + cycles, load, uses_arithmetic(net, routing, routing_obj))
     t0 = time.perf_counter()
     sim = NetworkSim(net, routing, params, traffic, load, seed, routing_obj=routing_obj)
+    sim.reserve(warmup + cycles)
     sim.run(warmup, progress=progress)
     ej0 = sim.ejected_flits
     first_measured = sim.num_packets

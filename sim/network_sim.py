@@ -12,13 +12,17 @@ destinations, creation cycles) is the same with and without it.
 """
 from __future__ import annotations
 
+import os
+import resource
 import weakref
 from dataclasses import dataclass
 from operator import attrgetter
 
 import numpy as np
 
+from routing_logic.polarstar import PolarStarArithmetic, supports_arithmetic
 from routing_logic.registry import make_routing
+from routing_logic.table import ARITHMETIC_ABOVE
 from topologies.distances import distance_matrix
 from topologies.errors import ParameterError, check_seed
 from topologies.network import Network
@@ -29,7 +33,15 @@ from .traffic import make_pattern
 
 MODES = {"min": engine.MIN, "polarstar": engine.NEXTHOP, "polarized": engine.POLARIZED,
          "valiant": engine.VALIANT, "ugal": engine.UGAL}
-MAX_ROUTERS = 20_000
+# above ARITHMETIC_ABOVE routers the engine reads distances and next hops from the arithmetic
+# PolarStar unit (engine.Arith) instead of n x n tables; other networks stop there
+DENSE_ROUTERS = ARITHMETIC_ABOVE
+GEN_DRAWS = 1 << 25          # Bernoulli draws per packet-generation chunk at most (cycles x endpoints)
+MAX_CYCLE = (1 << 31) - 1    # packet creation and arrival cycles are int32
+# the packet table's columns (NetworkSim.pk_*) and their types
+PACKET_FIELDS = {"pk_src": np.int32, "pk_dst": np.int32, "pk_ctime": np.int32, "pk_hops": np.int32,
+                 "pk_inter": np.int32, "pk_phase": np.int8, "pk_decided": np.int8, "pk_next": np.int32,
+                 "pk_eseq": np.int16, "pk_done": np.int32}
 
 
 class DeadlockDetected(RuntimeError):
@@ -52,11 +64,11 @@ class NetworkSim:
             raise ParameterError(f"routing={routing!r}: unknown; allowed: {', '.join(MODES)}")
         if not isinstance(load, (int, float)) or not 0 <= load <= 1:
             raise ParameterError(f"load={load!r}: must be in 0..1 flits/cycle/endpoint")
-        if net.num_routers > MAX_ROUTERS:
-            raise ParameterError(f"network: {net.num_routers} routers; the simulator takes up to {MAX_ROUTERS}")
         if net.num_endpoints < 1:
             raise ParameterError("p: the network has no endpoints (use -p P)")
         check_seed(seed)
+        self.arith = uses_arithmetic(net, routing, routing_obj)
+        check_memory(net, params, cycles=0, load=0.0, arith=self.arith)
         self.net, self.params, self.load, self.seed = net, params, float(load), seed
         self.routing_name = routing
         self.rng = np.random.default_rng(seed)
@@ -68,53 +80,23 @@ class NetworkSim:
         self.mode = MODES[routing]
         self.vc_classes = self.routing.vc_policy.num_classes     # routing_logic owns the VC policy
         n = net.num_routers
-        R = int(net.ports.max())
-        self.R = R
-        pr, pp = net.peer_table()
-        nbr_r = np.full((n, R), -1, dtype=np.int64)
-        nbr_p = np.full((n, R), -1, dtype=np.int64)
-        rows = net.port_router.astype(np.int64)
-        cols = np.arange(len(net.peer)) - net.offsets[rows]
-        nbr_r[rows, cols] = pr
-        nbr_p[rows, cols] = pp
-        # class steps per (router, input port, network output port); 0 at local inputs
-        cstep = np.zeros((n, R + int(net.endpoints.max()), R), dtype=np.int64)
-        cstep[:, :R, :] = self.routing.class_steps()
-        # the class of each VC and the VC range of each class (the VC policy's table)
-        policy = self.routing.vc_policy.for_vcs(V, self.vc_classes)
-        vcls = np.asarray(policy.vc_class_table(), dtype=np.int64)
-        crange = np.asarray(policy.class_ranges(), dtype=np.int64)
-        dist = _routing_distances(self.routing, net)
-        if (dist == 255).any():
-            raise ParameterError("network: not connected")
-        if self.mode == engine.NEXTHOP:
-            nexthop = _NEXTHOP.get(self.routing)
-            if nexthop is None:                 # once per routing: a sweep's points share it
-                nexthop = _NEXTHOP[self.routing] = polarstar_nexthop_table(self.routing, n)
-        else:
-            nexthop = np.zeros((1, 1), dtype=np.int64)
-        pen = getattr(self.routing, "_pen", None)
-        pen = np.asarray(pen if pen is not None else np.zeros(5), dtype=np.int64)
+        self.R = R = int(net.ports.max())
         eps = net.endpoints.astype(np.int64)
         self.p_max = int(eps.max())
-        ep_first = np.concatenate([[0], np.cumsum(eps)])
-        self.E = int(ep_first[-1])
-        ep_router = np.repeat(np.arange(n), eps)
-        self.tables = engine.Tables(nbr_r=nbr_r, nbr_p=nbr_p, cstep=cstep, vcls=vcls, crange=crange, dist=dist,
-                                    nexthop=nexthop, pen=pen, ep_first=ep_first, ep_router=ep_router)
+        self.tables = self._tables()
+        self.E = int(self.tables.ep_first[-1])
         self.pattern = make_pattern(traffic, net, self.rng)
         self.active = self.pattern.active()
-        P = R + self.p_max
-        self.P = P
+        self.P = P = R + self.p_max
         # the engine's state (sim.engine): per-router units, delay lines, endpoints, observations;
         # packets and garbage are tables of this class that grow (_alloc_packets, _alloc_garbage)
         self.config = engine.make_config(params, self.mode, R, P, self.vc_classes)
         self.routers = engine.new_routers(n, R, P, V, B)
-        ring = max(params.link_latency + params.st_stage, params.credit_latency) + 1
-        self.links = engine.new_links(ring, n * P + self.E + 1)
+        self.links = engine.new_links(_ring(params), n * P + self.E + 1)
         self.endpoints = engine.new_endpoints(self.E, V, B)
         self.obs = engine.new_observed(trace, endpoint_trace)
-        self.samples_k = getattr(self.routing, "samples", 1)
+        # intermediate-router samples: only Valiant and UGAL draw them (no column otherwise)
+        self.samples_k = getattr(self.routing, "samples", 1) if self.mode in (engine.VALIANT, engine.UGAL) else 0
         self.num_packets = 0
         self.abandoned_packets = 0          # stop_sources: created, never to be injected
         self._pending = np.zeros((0, 3), dtype=np.int64)
@@ -128,6 +110,43 @@ class NetworkSim:
         self._g_routers = set()
         self.cycle = 0
 
+    def _tables(self) -> engine.Tables:
+        """The engine's tables: neighbours, class steps (int8), VC classes, and the routing's
+        distances and next hops, as n x n tables or (self.arith) as the arithmetic unit."""
+        net, n, R = self.net, self.net.num_routers, self.R
+        pr, pp = net.peer_table()
+        nbr_r = np.full((n, R), -1, dtype=np.int64)
+        nbr_p = np.full((n, R), -1, dtype=np.int64)
+        rows = net.port_router.astype(np.int64)
+        cols = np.arange(len(net.peer)) - net.offsets[rows]
+        nbr_r[rows, cols] = pr
+        nbr_p[rows, cols] = pp
+        # class steps per (router, input port, network output port); 0 at local inputs
+        cstep = np.zeros((n, R + self.p_max, R), dtype=np.int8)
+        cstep[:, :R, :] = self.routing.class_steps(dtype=np.int8)
+        # the class of each VC and the VC range of each class (the VC policy's table)
+        policy = self.routing.vc_policy.for_vcs(self.params.vcs, self.vc_classes)
+        vcls = np.asarray(policy.vc_class_table(), dtype=np.int64)
+        crange = np.asarray(policy.class_ranges(), dtype=np.int64)
+        unused = np.zeros((1, 1), dtype=np.int64)
+        if self.arith:
+            ar, dist, nexthop = arith_unit(self.net), np.zeros((1, 1), dtype=np.uint8), unused
+        else:
+            ar, dist, nexthop = engine.no_arith(), _routing_distances(self.routing, net), unused
+            if (dist == 255).any():
+                raise ParameterError("network: not connected")
+            if self.mode == engine.NEXTHOP:
+                nexthop = _NEXTHOP.get(self.routing)
+                if nexthop is None:                 # once per routing: a sweep's points share it
+                    nexthop = _NEXTHOP[self.routing] = polarstar_nexthop_table(self.routing, n)
+        pen = getattr(self.routing, "_pen", None)
+        pen = np.asarray(pen if pen is not None else np.zeros(5), dtype=np.int64)
+        eps = net.endpoints.astype(np.int64)
+        ep_first = np.concatenate([[0], np.cumsum(eps)])
+        ep_router = np.repeat(np.arange(n), eps)
+        return engine.Tables(nbr_r=nbr_r, nbr_p=nbr_p, cstep=cstep, vcls=vcls, crange=crange, dist=dist,
+                             nexthop=nexthop, pen=pen, ep_first=ep_first, ep_router=ep_router, ar=ar)
+
     @staticmethod
     def _routing_params(routing, V, B):
         kw = {"vcs": V}
@@ -137,11 +156,9 @@ class NetworkSim:
 
     def _alloc_packets(self, cap):
         old = getattr(self, "pk_src", None)
-        names = ["pk_src", "pk_dst", "pk_ctime", "pk_hops", "pk_inter", "pk_phase", "pk_decided", "pk_next",
-                 "pk_eseq", "pk_done"]
         fill = {"pk_inter": -1, "pk_next": -1, "pk_done": -1, "pk_phase": 1}
-        for name in names:
-            arr = np.full(cap, fill.get(name, 0), dtype=np.int64)
+        for name, dtype in PACKET_FIELDS.items():
+            arr = np.full(cap, fill.get(name, 0), dtype=dtype)
             if old is not None:
                 arr[:self.num_packets] = getattr(self, name)[:self.num_packets]
             setattr(self, name, arr)
@@ -149,6 +166,17 @@ class NetworkSim:
         if old is not None:
             s[:self.num_packets] = self.samples[:self.num_packets]
         self.samples = s
+
+    def expected_packets(self, cycles: int) -> int:
+        """Packets the Bernoulli sources create in `cycles` cycles: mean + 6 sigma + 1024."""
+        return _expected_packets(self.load / self.params.packet_flits, int(self.active.sum()), cycles)
+
+    def reserve(self, cycles: int) -> None:
+        """Make the packet tables hold the packets of `cycles` more cycles, in one allocation (a
+        run that grows them by doubling holds the old and the new tables at once)."""
+        need = self.num_packets + len(self._pending) + self.expected_packets(cycles)
+        if need > len(self.pk_src):
+            self._alloc_packets(need)
 
     def _alloc_garbage(self, cap):
         fill = {"g_next": -1, "g_sent": -1, "g_drop": -1}
@@ -290,6 +318,10 @@ class NetworkSim:
             raise ParameterError(f"skip={skip}: garbage is scheduled at this router's endpoints; an external "
                                  "router does not take garbage")
         end = self.cycle + cycles
+        if end > MAX_CYCLE:
+            raise ParameterError(f"cycles: a run ends by cycle {MAX_CYCLE} (packet times are int32)")
+        # at most GEN_DRAWS Bernoulli draws per chunk: the same chunks as asked on small networks
+        chunk = max(1, min(chunk, GEN_DRAWS // max(1, len(self.active))))
         while self.cycle < end:
             t1 = min(end, self.cycle + chunk)
             gt, gp = self._generate(self.cycle, t1)
@@ -412,3 +444,114 @@ def polarstar_nexthop_table(routing, n: int) -> np.ndarray:
         idx, port, _, _ = routing.candidates_batch(np.full(n, c), st)
         table[c, t[idx]] = port
     return table
+
+
+def uses_arithmetic(net: Network, routing: str = "min", routing_obj=None) -> bool:
+    """Whether the engine computes distances and next hops with the arithmetic PolarStar unit:
+    above DENSE_ROUTERS routers, on an intact PolarStar it supports (and for `polarstar`, its
+    single next hop); other networks of that size are refused (their n x n tables)."""
+    n = net.num_routers
+    if n <= DENSE_ROUTERS:
+        return False
+    single = getattr(routing_obj, "paths", "single") == "single"
+    if not (supports_arithmetic(net) and single):
+        raise ParameterError(f"network: {n} routers; the simulator takes up to {DENSE_ROUTERS}, or an intact "
+                             "PolarStar (iq, paley or complete supernode) of any size")
+    return True
+
+
+def arith_unit(net: Network) -> engine.Arith:
+    """The engine's compact tables of `net`'s arithmetic PolarStar unit (routing_logic.polarstar):
+    per pair of ER_q vertices their relation, common neighbour and port; per supernode pair the
+    distance and first port. Built from the unit's own functions, a block of rows at a time."""
+    unit = PolarStarArithmetic(net.structure)
+    ne = unit.n_er
+    rel = np.zeros((ne, ne), dtype=np.int8)
+    w = np.zeros((ne, ne), dtype=np.int32)
+    port = np.full((ne, ne), -1, dtype=np.int16)
+    y = np.arange(ne)[None, :]
+    for x0 in range(0, ne, 64):
+        x = np.arange(x0, min(ne, x0 + 64))[:, None]
+        same, adj, ww, qx = unit._er(x, y)
+        rel[x0:x0 + len(x)] = np.where(same, 2, np.where(adj, 1, 0))
+        w[x0:x0 + len(x)] = ww
+        link = adj | (same & qx)                  # an ER neighbour, or the quadric's own loop
+        pt = np.where(link, unit.er_port(*np.broadcast_arrays(x, y)), -1)
+        port[x0:x0 + len(x)] = pt
+    quad = (unit.er.dot(unit.er.vector(np.arange(ne)), unit.er.vector(np.arange(ne))) == 0).astype(np.int8)
+    return engine.Arith(m=int(unit.m), dp=int(unit.dp), inv=int(bool(unit.involution)), er_rel=rel, er_w=w,
+                        er_port=port, quad=quad, f=unit.f.astype(np.int32), f_inv=unit.f_inv.astype(np.int32),
+                        sd=unit.sn_dist.astype(np.int8), sp=unit.sn_port.astype(np.int16))
+
+
+def _ring(params: RouterParams) -> int:
+    """Slots of the delay lines: more than the longest flit or credit latency."""
+    return max(params.link_latency + params.st_stage, params.credit_latency) + 1
+
+
+def _expected_packets(prob: float, sources: int, cycles: int) -> int:
+    mean = prob * sources * cycles
+    return int(mean + 6 * np.sqrt(mean) + 1024)
+
+
+def estimate_bytes(net: Network, params: RouterParams, cycles: int = 0, load: float = 0.0,
+                   arith: bool = False) -> dict:
+    """Bytes a NetworkSim of `net` allocates (router state, delay lines, tables, endpoints) and,
+    for a run of `cycles` cycles at `load`, its packet table: computed from the shapes, before
+    anything is allocated. Values in bytes by part, and 'total'."""
+    n, E = net.num_routers, net.num_endpoints
+    R, p = int(net.ports.max()), int(net.endpoints.max())
+    P, V, B = R + p, params.vcs, params.depth
+    per_packet = sum(np.dtype(t).itemsize for t in PACKET_FIELDS.values()) + 8    # + a UGAL sample
+    out = {
+        "routers": engine.state_bytes(n, R, P, V, B),
+        "links": _ring(params) * (n * P + E + 1) * 4 * 8,
+        "tables": n * R * 8 * 2 + n * P * R + n * R * R + (0 if arith else n * n * 9),
+        "endpoints": E * (V + 6) * 8 + E * 8 * 4,
+        "packets": _expected_packets(load / params.packet_flits, E, cycles) * per_packet,
+    }
+    out["total"] = sum(out.values())
+    return out
+
+
+def available_memory() -> int:
+    """Bytes this process may still allocate: the machine's MemAvailable, and under `ulimit -v`
+    no more than the address space left."""
+    avail = None
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    avail = int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    if avail is None:
+        avail = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        avail = min(avail, soft - _address_space())
+    return int(avail)
+
+
+def _address_space() -> int:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def check_memory(net: Network, params: RouterParams, cycles: int = 0, load: float = 0.0,
+                 arith: bool = False) -> dict:
+    """`estimate_bytes`, or a one-line ParameterError when it exceeds `available_memory()`."""
+    est = estimate_bytes(net, params, cycles, load, arith)
+    avail = available_memory()
+    if est["total"] > avail:
+        gb = 1e9
+        raise ParameterError(f"network: {net.num_routers:,} routers need ~{est['total'] / gb:.1f} GB for the simulator "
+                             f"(state {(est['total'] - est['packets']) / gb:.1f} GB, packets {est['packets'] / gb:.1f} GB); "
+                             f"{max(avail, 0) / gb:.1f} GB available: fewer cycles, a lower load or a smaller network")
+    return est
