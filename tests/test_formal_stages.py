@@ -16,6 +16,8 @@ import tiers
 from amaranth.hdl import Cat, Const, Signal
 
 from hdl.buffer import VCBuffer
+from hdl.delay import delay_line
+from hdl.delay import register as _reg
 from hdl.formal.alloc_props import sa_harness, va_harness
 from hdl.formal.buffer_props import buffer_harness
 from hdl.formal.output_props import output_harness
@@ -23,6 +25,7 @@ from hdl.formal.router_props import router5_harness
 from hdl.formal.runner import prove
 from hdl.formal.unit_props import unit_harness
 from hdl.router import Router
+from hdl.router.input_unit import InputUnit
 from hdl.router.output_unit import OutputUnit
 from hdl.router.switch_allocator import SwitchAllocator
 from hdl.router.vc_allocator import VCAllocator
@@ -67,6 +70,15 @@ PROOFS = [
     ("router5_packets_and_liveness", lambda: router5_harness(3, 4, checks=("packets", "liveness")), 1, "", False),
     ("router4_packets_and_liveness_v2_b2", lambda: router5_harness(2, 2, q=2, checks=("packets", "liveness")), 1, "",
      True),
+    # link latency 3, credit latency 3 (the FPGA target's): + the flits in the input units' link
+    # registers and the credits in the output unit's credit line (router_inv.link_invariants)
+    ("router5_link3_credit3", lambda: router5_harness(3, 4, link_latency=3, credit_latency=3), 1, "", False),
+    ("router5_sa_stages3_st_stage2_link3_credit3_packets",
+     lambda: router5_harness(3, 4, checks=("packets",), sa_stages=3, st_stage=2, link_latency=3, credit_latency=3),
+     1, "", False),
+    ("router4_sa_stages3_st_stage2_link3_credit3_packets_v2_b2",
+     lambda: router5_harness(2, 2, q=2, checks=("packets",), sa_stages=3, st_stage=2, link_latency=3,
+                             credit_latency=3), 1, "", True),
 ]
 
 
@@ -124,6 +136,37 @@ def _with(obj, attr, value, fn):
         return fn()
     finally:
         setattr(obj, attr, saved)
+
+
+class StaleVCCreditLine(OutputUnit):
+    """credit_latency >= 2: a returned credit decoded with the VC of the credit arriving now, not
+    of the one delayed with it."""
+    def _returned(self, m, o):
+        cv, cvc = self.credit_in[o].valid, self.credit_in[o].payload
+        dv, _ = delay_line(m, cv, cvc, self.credit_latency - 2, f"cin{o}")
+        return _reg(m, Cat(*[dv & (cvc == w) for w in range(self.V)]), f"cin{o}_oh")
+
+
+def _line_with_stale_vc(m, valid, payload, stages, name, shape=None):
+    """`delay.delay_line`, but the flit leaves it with the VC of the flit one register behind."""
+    regs = []
+    for k in range(stages):
+        v2, d2 = Signal(name=f"{name}_v{k}"), Signal(shape, name=f"{name}_d{k}", reset_less=True)
+        m.d.sync += [v2.eq(valid), d2.eq(payload)]
+        valid, payload = v2, d2
+        regs.append(d2)
+    if stages >= 2:
+        out = Signal(shape, name=f"{name}_stale")
+        m.d.comb += [out.eq(payload), out.vc.eq(regs[-2].vc)]
+        payload = out
+    return valid, payload
+
+
+class StaleVCLinkInput(InputUnit):
+    """link_latency >= 3: each flit written to the VC of the flit behind it on the link."""
+    def elaborate(self, platform):
+        import hdl.router.input_unit as module
+        return _with(module, "delay_line", _line_with_stale_vc, lambda: super(StaleVCLinkInput, self).elaborate(platform))
 
 
 class NonRequesterVA(VCAllocator):
@@ -264,6 +307,12 @@ BROKEN = [
     ("router4_stuck_va_pointer",
      lambda: router5_harness(2, 2, q=2, checks=("liveness",), router_cls=_router_with("VCAllocator", StuckPointerVA)),
      6, "", True),
+    ("router4_link3_flit_to_wrong_vc",
+     lambda: router5_harness(2, 2, q=2, sa_stages=3, st_stage=2, link_latency=3, credit_latency=3,
+                             router_cls=_router_with("InputUnit", StaleVCLinkInput)), 5, "", False),
+    ("router4_credit3_credit_to_wrong_vc",
+     lambda: router5_harness(2, 2, q=2, link_latency=3, credit_latency=3,
+                             router_cls=_router_with("OutputUnit", StaleVCCreditLine)), 10, "", False),
     ("polarstar_unit_wrong_entry", lambda: unit_harness(2, "iq", 3, unit_factory=_bad_unit), 1, ROM, True),
     ("polarstar_unit_reference_wrong_entry",
      lambda: unit_harness(2, "iq", 3, table_patch=_drop_a_minimal_port), 1, ROM, False),
@@ -274,3 +323,65 @@ BROKEN = [
 def test_planted_bug_fails_its_proof(name, make, k, script, tmp_path):
     r = _run(name, make, k, script, tmp_path)
     assert not r.passed and "FAIL" in r.status, f"{name}: {r.status}, log {r.log}"
+
+
+def _lone_tail_wait(sa_stages: int, st_stage: int, tail_at: int, cycles: int = 60) -> int | None:
+    """Simulate router 0 of PolarStar q=3 IQ d'=0 (P = 5, V = 3, B = 4): input ports 0 and 2 stream
+    one long packet each (every flit their credits allow) and input port 1 a 2-flit packet whose
+    tail comes at cycle `tail_at`, all on VC 0 and to the local endpoint (the three hold the
+    three local output VCs). Returns the cycles from the victim's tail reaching its buffer to its
+    leaving (None: still waiting after `cycles`)."""
+    from amaranth.sim import Simulator
+    from contract.flit import flit_layout
+    from contract.params import RouterParams
+    from topologies import polarstar
+
+    net = polarstar(3, "iq", 0)
+    R = int(net.ports.max())
+    prm = RouterParams(vcs=3, depth=4, packet_flits=64, payload_bits=1, packet_id_bits=2, sa_stages=sa_stages,
+                       st_stage=st_stage)
+    dut = Router(R, 1, prm, flit_layout(net.num_routers, 1, prm), lambda lanes: PolarStarUnit(net, lanes),
+                 net.num_routers, 3, router_id=0)
+    left = []
+
+    async def bench(ctx):
+        credit, seq = [4, 4, 4], [0, 0, 0]
+        for t in range(cycles):
+            for i in range(3):
+                go = credit[i] > 0 and (i != 1 or t in (0, tail_at))
+                ctx.set(dut.flit_in[i].valid, go)
+                if go:
+                    tail = i == 1 and t == tail_at
+                    ctx.set(dut.flit_in[i].payload, {"head": seq[i] == 0, "tail": tail, "vc": 0, "src": 1 + i, "dst": 0,
+                                                     "hops": 1, "seq": seq[i], "packet": i})
+                    credit[i], seq[i] = credit[i] - 1, seq[i] + 1
+            await ctx.tick()
+            credit = [c + ctx.get(dut.credit_out[i].valid) for i, c in enumerate(credit)]
+            out = dut.flit_out[dut.P - 1]
+            flit = ctx.get(out.payload)
+            if ctx.get(out.valid) and flit.packet == 1 and flit.tail:
+                left.append(t)
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    return left[0] - tail_at - 1 if left else None
+
+
+@FULL
+@pytest.mark.parametrize("sa_stages,st_stage", [(2, 0), (3, 2)])
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="RTL: the pipelined switch allocator can starve a VC whose front is its last flit "
+                          "(docs/hdl.md, Formal proofs); no bounded response")
+def test_pipelined_sa_serves_a_lone_tail(sa_stages, st_stage):
+    """Counterexample to a bounded response of the pipelined SA (the one-cycle SA's is proved):
+    a VC holding an output VC with one flit (its tail) and a credit is not eligible in the cycle
+    after its nomination (sa_stages 2, 3: a nominated VC needs a second flit), so it asks the
+    output arbiter every other cycle; two ports streaming to the same output then take turns in
+    the cycles it asks (0) and does not (2), and the arbiter's pointer passes it each time. With
+    the tail arriving on an even cycle it waits for as long as the streams last; the one-cycle SA
+    sends it within a cycle (checked first)."""
+    assert all(_lone_tail_wait(1, 0, t) <= 1 for t in (6, 8))
+    waits = [_lone_tail_wait(sa_stages, st_stage, t) for t in (6, 8)]
+    assert all(w is not None and w <= 5 * 3 * 3 for w in waits), f"waits {waits} (None: never left in 60 cycles)"

@@ -94,8 +94,10 @@ def sa_invariants(c):
 def open_buffers(c):
     """Open every input unit and its buffer: per port (buffer component, its module, signals)."""
     out = []
+    c.isig = []
     for i in range(c.P):
-        _, _ = open_submodule(c.inner, f"input{i}")
+        _, isig = open_submodule(c.inner, f"input{i}")
+        c.isig.append(isig)
         iu_mod = submodule(c.inner, f"input{i}")
         buf, bsig = open_submodule(iu_mod, "buf")
         out.append((buf, submodule(iu_mod, "buf"), bsig))
@@ -247,9 +249,10 @@ def packet_invariants(c, readers, wellformed: bool = True):
     for i in range(c.P):
         for v in range(V):
             cnt = c.count[i][v]
-            up = c.up[(i, v)]
+            up = c.arrived[(i, v)] if getattr(c, "arrived", None) else c.up[(i, v)]
+            in_line = c.in_line[(i, v)] if getattr(c, "in_line", None) else 0
             ents = [(e.flit.head, e.flit.tail, b[po:po + pw], b[so:so + sw], e.bad) for e, b in readers[i][v]]
-            m.d.comb += Assert(up["credit"] + cnt == B)
+            m.d.comb += Assert(c.up[(i, v)]["credit"] + in_line + cnt == B)
             for k, (hd, tl, pk, sq, bad) in enumerate(ents):
                 with m.If(cnt > k):
                     m.d.comb += [Assert(sq < L), Assert(hd == (sq == 0)), Assert(tl == (sq == L - 1)),
@@ -275,5 +278,52 @@ def packet_invariants(c, readers, wellformed: bool = True):
     return fronts
 
 
-__all__ = ["body_field", "buffer_invariants", "held_credit", "held_port", "in_stage_flit", "open_buffers", "open_sw",
-           "open_traversal", "packet_invariants", "sa_invariants", "traversal_invariants"]
+def _step(state, fl):
+    """The sender's (open, packet, seq) after flit `fl`."""
+    seq = state[2]
+    return ~fl.tail, fl.packet, Mux(fl.tail, 0, seq + 1)
+
+
+def link_invariants(c, wellformed: bool = True):
+    """link_latency > 1: the flits in each input unit's link registers (`fin_v{k}`/`fin_d{k}`,
+    stage 0 the newest). Per input VC a register `arrived` follows the sender's (open, packet,
+    seq) as of the flits that reached the buffer (stepped by each flit leaving the line for it);
+    asserted: stepping it by the line's flits of that VC, oldest first, gives the sender's state,
+    each of them is what the sender made (head exactly outside a packet, seq, tail at L - 1, the
+    open packet's id; with `wellformed` a head's destination exists). Sets `c.arrived` (the
+    state `packet_invariants` ties the buffer's last entry to) and `c.in_line` (the flits of each
+    input VC in its line: the sender's credits + these + the count = B)."""
+    m, V, L, Ld = c.m, c.V, c.L, c.prm.link_latency - 1
+    c.arrived, c.in_line = {}, {}
+    if not Ld:
+        return
+    for i in range(c.P):
+        stages = [(signal(c.isig[i], f"fin_v{k}"), data.View(c.layout, signal(c.isig[i], f"fin_d{k}")))
+                  for k in range(Ld)]
+        for v in range(V):
+            up = c.up[(i, v)]
+            on = [sv & (fl.vc == v) for sv, fl in stages]
+            arr = (Signal(name=f"arr_open{i}_{v}"), Signal.like(up["packet"], name=f"arr_pk{i}_{v}"),
+                   Signal.like(up["seq"], name=f"arr_seq{i}_{v}"))
+            with m.If(on[-1]):
+                m.d.sync += [r.eq(x) for r, x in zip(arr, _step(arr, stages[-1][1]))]
+            s = arr
+            for k in reversed(range(Ld)):
+                fl = stages[k][1]
+                with m.If(on[k]):
+                    m.d.comb += [Assert(fl.head == ~s[0]), Assert(fl.seq == s[2]), Assert(fl.tail == (s[2] == L - 1))]
+                    with m.If(s[0]):
+                        m.d.comb += Assert(fl.packet == s[1])
+                    if wellformed:
+                        m.d.comb += Assert(~fl.head | ((fl.dst < c.dut.num_routers) & (fl.dst_ep < c.dut.p)))
+                s = tuple(Mux(on[k], x, y) for x, y in zip(_step(s, fl), s))
+            m.d.comb += [Assert(s[0] == up["open"]), Assert(s[2] == up["seq"]), Assert(up["seq"] < L),
+                         Assert(up["open"] == (up["seq"] != 0))]
+            with m.If(up["open"]):
+                m.d.comb += Assert(s[1] == up["packet"])
+            c.arrived[(i, v)] = {"open": arr[0], "packet": arr[1], "seq": arr[2]}
+            c.in_line[(i, v)] = sum(x.as_unsigned() for x in on)
+
+
+__all__ = ["body_field", "buffer_invariants", "held_credit", "held_port", "in_stage_flit", "link_invariants",
+           "open_buffers", "open_sw", "open_traversal", "packet_invariants", "sa_invariants", "traversal_invariants"]

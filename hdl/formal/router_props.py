@@ -36,6 +36,9 @@ checks "liveness" (one-cycle SA, st_stage 0) adds the bounded response of `_live
 downstream always ready (each credit back in the cycle after its flit left), and with the central
 one-cycle VA and one VC per class the VA's bounded waiting of `_va_fairness`.
 checks "bmc" adds the packet order bounded from reset (BMC) instead, with any heads.
+link_latency and credit_latency above 1: the flits in the input units' link registers and the
+credits in the output unit's credit line are counted (`router_inv.link_invariants`,
+`_credits_in_line`); "liveness" needs both at 1.
 q=2 builds router 0 of PolarStar q=2 IQ d'=0 instead (R = 3, P = 4), for the CI's small sizes.
 """
 from __future__ import annotations
@@ -51,6 +54,7 @@ from .properties import packet_sources
 from .router_inv import (
     buffer_invariants,
     in_stage_flit,
+    link_invariants,
     open_buffers,
     open_sw,
     open_traversal,
@@ -174,9 +178,24 @@ def _output_vc(c, o, w, induct, honest, cr):
         m.d.comb += Assert(hist[k] == _in_stage(c, k, o, w))
     in_st = sum(h.as_unsigned() for h in hist) if hist else 0
     cnt = c.dut.credit_counters[o][w]
-    m.d.comb += [Assert(cnt + in_st + owed == B), Assert(cnt <= B)]
+    m.d.comb += [Assert(cnt + in_st + owed + _credits_in_line(c, o, w) == B), Assert(cnt <= B)]
     m.d.comb += [Assert(c.outs.credit_gt[o][w][j] == (cnt > j)) for j in range(c.prm.sa_stages)]
     c.owed[(o, w)] = owed
+
+
+def _credits_in_line(c, o, w):
+    """credit_latency > 1: the credits of output VC (o, w) inside the output unit's credit delay
+    line (its registers `cin{o}_v{k}`/`cin{o}_d{k}` and the decoded one-hot `cin{o}_oh`)."""
+    cl = c.prm.credit_latency
+    if cl < 2:
+        return 0
+    if getattr(c, "osig", None) is None:
+        _, c.osig = open_submodule(c.inner, "outputs")
+    oh = signal(c.osig, f"cin{o}_oh")
+    if w == 0:      # a credit of one VC per cycle
+        c.m.d.comb += Assert(_onehot0(oh))
+    pend = [signal(c.osig, f"cin{o}_v{k}") & (signal(c.osig, f"cin{o}_d{k}") == w) for k in range(cl - 2)]
+    return sum(x.as_unsigned() for x in pend) + oh[w]
 
 
 def _in_stage(c, k, o, w):
@@ -378,8 +397,9 @@ def router5_harness(V: int = 3, B: int = 4, pkt_len: int = 2, router_cls=None, q
     c = _build(V, B, pkt_len, router_cls, q, packets, params)
     m, P, R = c.m, c.P, c.R
     c.owed, c.ssig, c.tsig, c.up_packets = {}, None, None, packets
-    if liveness and (c.prm.sa_stages != 1 or c.prm.st_stage or c.prm.alloc_iters != 1):
-        raise ValueError("checks \"liveness\": sa_stages 1, alloc_iters 1, st_stage 0 only")
+    if liveness and (c.prm.sa_stages != 1 or c.prm.st_stage or c.prm.alloc_iters != 1 or
+                     c.prm.link_latency != 1 or c.prm.credit_latency != 1):
+        raise ValueError("checks \"liveness\": sa_stages 1, alloc_iters 1, st_stage 0, latencies 1 only")
     _ownership(c)
     fronts = None
     if c.prm.sa_stages > 1 or packets or liveness:
@@ -388,6 +408,7 @@ def router5_harness(V: int = 3, B: int = 4, pkt_len: int = 2, router_cls=None, q
         c.entry_layout = _entry_layout(c)
         c.front = [[data.View(c.entry_layout, buf.front[v]) for v in range(V)] for buf, _, _ in bufs]
         readers = buffer_invariants(c, bufs)
+        link_invariants(c, wellformed=packets)
         fronts = packet_invariants(c, readers, wellformed=packets)
     sa_invariants(c)
     sent_flits = traversal_invariants(c, bufs, readers) if packets and c.prm.st_stage else None
