@@ -79,6 +79,16 @@ PROOFS = [
     ("router4_sa_stages3_st_stage2_link3_credit3_packets_v2_b2",
      lambda: router5_harness(2, 2, q=2, checks=("packets",), sa_stages=3, st_stage=2, link_latency=3,
                              credit_latency=3), 1, "", True),
+    # packet order with any heads (a malformed one dropped with the rest of its packet)
+    ("router5_packets_malformed_heads", lambda: router5_harness(3, 4, checks=("packets", "malformed")), 1, "", False),
+    ("router5_sa_stages3_st_stage2_link3_credit3_packets_malformed_heads",
+     lambda: router5_harness(3, 4, checks=("packets", "malformed"), sa_stages=3, st_stage=2, link_latency=3,
+                             credit_latency=3), 1, "", False),
+    # the FPGA target's pipeline (fpga/presets.toml target-100mhz) but its separable VA: + the VA's
+    # registered requests tied to the fronts
+    ("router5_fpga_target_pipeline_packets_malformed_heads",
+     lambda: router5_harness(3, 4, checks=("packets", "malformed"), va_stages=2, va_choice_stage=1, sa_stages=3,
+                             st_stage=2, link_latency=3, credit_latency=3), 1, "", False),
 ]
 
 
@@ -169,11 +179,26 @@ class StaleVCLinkInput(InputUnit):
         return _with(module, "delay_line", _line_with_stale_vc, lambda: super(StaleVCLinkInput, self).elaborate(platform))
 
 
+class DropKeepsCreditInput(InputUnit):
+    """A malformed flit dropped without its credit returned (only a send returns one)."""
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        m.d.comb += self.credit_out.valid.eq(self.send.any())
+        return m
+
+
 class NonRequesterVA(VCAllocator):
     """Asks for every input VC, whether its front wants an output VC or not."""
     def _choose(self, m, i, v, best, key_less):
         ones = [[Const(1, 1)] * self.cfg.V for _ in range(self.cfg.P)]
         return _with(self, "request", ones, lambda: super(NonRequesterVA, self)._choose(m, i, v, best, key_less))
+
+
+class StaleRequestVA(VCAllocator):
+    """va_stages 2: a request registered for the second stage even when it was granted in the
+    first (a VC can be granted twice)."""
+    def _registered_requests(self, m, req, won_any):
+        return super()._registered_requests(m, req, [Const(0, 1)] * len(won_any))
 
 
 class BusyBlindVA(VCAllocator):
@@ -313,6 +338,13 @@ BROKEN = [
     ("router4_credit3_credit_to_wrong_vc",
      lambda: router5_harness(2, 2, q=2, link_latency=3, credit_latency=3,
                              router_cls=_router_with("OutputUnit", StaleVCCreditLine)), 10, "", False),
+    ("router4_malformed_drop_keeps_credit",
+     lambda: router5_harness(2, 2, q=2, checks=("packets", "malformed"),
+                             router_cls=_router_with("InputUnit", DropKeepsCreditInput)), 4, "", False),
+    ("router4_va_stages2_request_kept_after_grant",
+     lambda: router5_harness(2, 2, q=2, checks=("packets", "malformed"), va_stages=2, va_choice_stage=1, sa_stages=3,
+                             st_stage=2, link_latency=3, credit_latency=3,
+                             router_cls=_router_with("VCAllocator", StaleRequestVA)), 6, "", False),
     ("polarstar_unit_wrong_entry", lambda: unit_harness(2, "iq", 3, unit_factory=_bad_unit), 1, ROM, True),
     ("polarstar_unit_reference_wrong_entry",
      lambda: unit_harness(2, "iq", 3, table_patch=_drop_a_minimal_port), 1, ROM, False),
@@ -332,6 +364,7 @@ def _lone_tail_wait(sa_stages: int, st_stage: int, tail_at: int, cycles: int = 6
     three local output VCs). Returns the cycles from the victim's tail reaching its buffer to its
     leaving (None: still waiting after `cycles`)."""
     from amaranth.sim import Simulator
+
     from contract.flit import flit_layout
     from contract.params import RouterParams
     from topologies import polarstar

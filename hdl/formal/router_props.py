@@ -31,7 +31,7 @@ packet's: a monitor per output VC (inside a packet, its id) tied to the front of
 that holds it and to that VC's upstream sender; with st_stage 1 or 2 that monitor runs at the
 switch allocator's send, the traversal registers hold what it sent (`traversal_invariants`) and
 a second monitor at the output follows it. It assumes well-formed heads (their destination
-exists: none is dropped).
+exists: none is dropped) unless checks has "malformed".
 checks "liveness" (one-cycle SA, st_stage 0) adds the bounded response of `_liveness`, with the
 downstream always ready (each credit back in the cycle after its flit left), and with the central
 one-cycle VA and one VC per class the VA's bounded waiting of `_va_fairness`.
@@ -74,7 +74,7 @@ def _onehot0(x):
     return (x & (x - 1)) == 0
 
 
-def _build(V, B, pkt_len, router_cls, q, packets, params):
+def _build(V, B, pkt_len, router_cls, q, wellformed, params):
     """The router (opened), its upstream senders, and the allocation state: a namespace."""
     from contract.flit import flit_layout
     from contract.params import RouterParams
@@ -94,7 +94,7 @@ def _build(V, B, pkt_len, router_cls, q, packets, params):
     c = SimpleNamespace(m=m, dut=dut, inner=inner, sig=sig, outs=submodule(inner, "outputs"), prm=prm,
                         vcmap=dut.vcmap, P=dut.P, R=R, V=V, B=B, L=pkt_len, layout=lay,
                         front_fields=dut.front_fields, up={})
-    c.free = packet_sources(m, dut, V, B, pkt_len, state=c.up, wellformed=packets)
+    c.free = packet_sources(m, dut, V, B, pkt_len, state=c.up, wellformed=wellformed)
     c.valid = [[signal(sig, f"alloc_valid_{i}_{v}") for v in range(V)] for i in range(c.P)]
     c.ws = [[signal(sig, f"alloc_w_{i}_{v}") for v in range(V)] for i in range(c.P)]
     c.oh = [signal(sig, f"alloc_oh_{iv // V}_{iv % V}") for iv in range(c.P * V)]
@@ -115,8 +115,21 @@ def _ownership(c):
         m.d.comb += Assert(~c.dut.held_credit_error)
     if prm.va_stages == 2 and not prm.va_separable:
         # a request registered for the VC allocator's second stage is never of an allocated VC
-        _, vsig = open_submodule(c.inner, "vc_alloc")
-        m.d.comb += [Assert(~signal(vsig, f"va2_v_{i}_{v}") | ~c.valid[i][v]) for i in range(c.P) for v in range(V)]
+        _, c.vsig = open_submodule(c.inner, "vc_alloc")
+        m.d.comb += [Assert(~signal(c.vsig, f"va2_v_{i}_{v}") | ~c.valid[i][v]) for i in range(c.P) for v in range(V)]
+
+
+def _va2_requests(c):
+    """va_stages 2 (central VA), with the buffers opened: a request registered for the VA's second
+    stage is of a VC whose front is a well-formed head (an unallocated VC pops only malformed
+    fronts, so the head it asked for is still there when the grant comes)."""
+    if c.prm.va_stages != 2 or c.prm.va_separable:
+        return
+    for i in range(c.P):
+        for v in range(c.V):
+            with c.m.If(signal(c.vsig, f"va2_v_{i}_{v}")):      # c.vsig: opened by _ownership
+                fr = c.front[i][v]
+                c.m.d.comb += [Assert(c.count[i][v] > 0), Assert(fr.flit.head), Assert(~fr.bad)]
 
 
 def _delayed(m, x, n, name):
@@ -379,7 +392,7 @@ def _va_fairness(c):
                 m.d.comb += [Assert(lost + dk <= n - 1), Assert(lost <= n - 1)]
 
 
-CHECKS = ("packets", "liveness", "bmc", "dishonest")
+CHECKS = ("packets", "malformed", "liveness", "bmc", "dishonest")
 
 
 def router5_harness(V: int = 3, B: int = 4, pkt_len: int = 2, router_cls=None, q: int = 3, checks=(), **params):
@@ -387,14 +400,19 @@ def router5_harness(V: int = 3, B: int = 4, pkt_len: int = 2, router_cls=None, q
     non-interleaving check by k-induction (with the buffers' packet structure as invariants);
     "liveness", the bounded responses of `_liveness` and `_va_fairness` (one-cycle SA, st_stage
     0), downstream always ready; "bmc", the packet order bounded from reset instead of the
-    induction-only invariants (for `mode bmc`); "dishonest", a downstream that may return credits
-    it does not owe (the credit check must fail)."""
+    induction-only invariants (for `mode bmc`); "malformed", with "packets": any heads (a head
+    whose destination does not exist is dropped with the rest of its packet), not only
+    well-formed ones; "dishonest", a downstream that may return credits it does not owe (the
+    credit check must fail)."""
     bad = set(checks) - set(CHECKS)
     if bad:
         raise ValueError(f"checks: unknown {sorted(bad)}; allowed {', '.join(CHECKS)}")
     packets, liveness = "packets" in checks, "liveness" in checks
     induct, honest_downstream = "bmc" not in checks, "dishonest" not in checks
-    c = _build(V, B, pkt_len, router_cls, q, packets, params)
+    wellformed = packets and "malformed" not in checks
+    if "malformed" in checks and (not packets or liveness):
+        raise ValueError("checks \"malformed\": with \"packets\", without \"liveness\"")
+    c = _build(V, B, pkt_len, router_cls, q, wellformed, params)
     m, P, R = c.m, c.P, c.R
     c.owed, c.ssig, c.tsig, c.up_packets = {}, None, None, packets
     if liveness and (c.prm.sa_stages != 1 or c.prm.st_stage or c.prm.alloc_iters != 1 or
@@ -408,8 +426,9 @@ def router5_harness(V: int = 3, B: int = 4, pkt_len: int = 2, router_cls=None, q
         c.entry_layout = _entry_layout(c)
         c.front = [[data.View(c.entry_layout, buf.front[v]) for v in range(V)] for buf, _, _ in bufs]
         readers = buffer_invariants(c, bufs)
-        link_invariants(c, wellformed=packets)
-        fronts = packet_invariants(c, readers, wellformed=packets)
+        link_invariants(c, wellformed=wellformed)
+        fronts = packet_invariants(c, readers, wellformed=wellformed)
+        _va2_requests(c)
     sa_invariants(c)
     sent_flits = traversal_invariants(c, bufs, readers) if packets and c.prm.st_stage else None
     for o in range(P):
