@@ -34,6 +34,10 @@ from hdl.routing_units import PolarStarUnit
 ROM = "flatten; memory_map; opt -fast"      # the unit check's tables as logic (no memory state)
 FULL = tiers.full_only("long proof")
 
+# the pipeline and latencies of fpga/presets.toml target-100mhz (at P = 5, V = 3, B = 4)
+FPGA_TARGET = {"va_stages": 2, "va_separable": 1, "va_choice_stage": 1, "sa_stages": 3, "st_stage": 2,
+               "link_latency": 3, "credit_latency": 3}
+
 # (id, harness factory, k (induction depth), yosys script, CI?)
 PROOFS = [
     ("buffer_registered_fronts", lambda: buffer_harness(3, 4), 1, "", True),
@@ -89,6 +93,10 @@ PROOFS = [
     ("router5_fpga_target_pipeline_packets_malformed_heads",
      lambda: router5_harness(3, 4, checks=("packets", "malformed"), va_stages=2, va_choice_stage=1, sa_stages=3,
                              st_stage=2, link_latency=3, credit_latency=3), 1, "", False),
+    # the separable VA inside the router: + its launches and grants in flight (router_inv.separable_invariants)
+    ("router5_va_separable", lambda: router5_harness(3, 4, va_separable=1), 1, "", False),
+    ("router5_fpga_target_packets_malformed_heads",
+     lambda: router5_harness(3, 4, checks=("packets", "malformed"), **FPGA_TARGET), 1, "", False),
 ]
 
 
@@ -176,7 +184,8 @@ class StaleVCLinkInput(InputUnit):
     """link_latency >= 3: each flit written to the VC of the flit behind it on the link."""
     def elaborate(self, platform):
         import hdl.router.input_unit as module
-        return _with(module, "delay_line", _line_with_stale_vc, lambda: super(StaleVCLinkInput, self).elaborate(platform))
+        return _with(module, "delay_line", _line_with_stale_vc,
+                     lambda: super(StaleVCLinkInput, self).elaborate(platform))
 
 
 class DropKeepsCreditInput(InputUnit):
@@ -345,6 +354,9 @@ BROKEN = [
      lambda: router5_harness(2, 2, q=2, checks=("packets", "malformed"), va_stages=2, va_choice_stage=1, sa_stages=3,
                              st_stage=2, link_latency=3, credit_latency=3,
                              router_cls=_router_with("VCAllocator", StaleRequestVA)), 6, "", False),
+    ("router4_va_separable_two_holders",
+     lambda: router5_harness(2, 2, q=2, va_separable=1, router_cls=_router_with("VCAllocator", BusyBlindVA)), 6, "",
+     False),
     ("polarstar_unit_wrong_entry", lambda: unit_harness(2, "iq", 3, unit_factory=_bad_unit), 1, ROM, True),
     ("polarstar_unit_reference_wrong_entry",
      lambda: unit_harness(2, "iq", 3, table_patch=_drop_a_minimal_port), 1, ROM, False),

@@ -278,6 +278,53 @@ def packet_invariants(c, readers, wellformed: bool = True):
     return fronts
 
 
+def separable_invariants(c):
+    """va_separable: the launches in flight in the separable VC allocator (`hdl.separable_va`, read
+    from the VA's netlist). Per input port: the launch registers L1..L4 (`sva_l{k}_vc_*`) one-hot
+    or empty, a VC in stage k exactly when its `pending` counter is TRIP + 1 - k (`idle` when 0);
+    the L2..L4 targets one-hot or empty, set only with a launched VC that can hold that output
+    VC, the VC registers beside them (`sva_l{k}_w_*`) its VC; a registered grant G1 (`sva_g1_*`,
+    per output VC) only for a port whose L3 targets it, G2 (`sva_g2_*`) only with an L4 target. A
+    VC with a launch in flight is unallocated and its front is a well-formed head (it asked for an
+    output VC; such a front is not popped). Returns per output VC (o, w) the bits of its grants
+    in flight (G1, and G2 with its L4 target): `busy` is then exactly held or in flight, by one
+    at most."""
+    from contract.params import SEPARABLE_VA_TRIP as TRIP
+    m, P, V, vs = c.m, c.P, c.V, c.vsig
+    inflight = {}
+    for i in range(P):
+        ovcs = [c.vcmap.ovcs_of[i * V + v] for v in range(V)]
+        port_ovcs = sorted(set().union(*ovcs))
+        lvc = {k: signal(vs, f"sva_l{k}_vc_{i}") for k in range(1, 5)}
+        tgt = {k: signal(vs, f"sva_l{k}_target_{i}") for k in range(2, 5)}
+        m.d.comb += [Assert(_onehot0(x)) for x in list(lvc.values()) + list(tgt.values())]
+        for v in range(V):
+            pend, idle = signal(vs, f"sva_pending_{i}_{v}"), signal(vs, f"sva_idle_{i}_{v}")
+            m.d.comb += [Assert(pend <= TRIP), Assert(idle == (pend == 0))]
+            m.d.comb += [Assert(lvc[k][v] == (pend == TRIP + 1 - k)) for k in range(1, 5)]
+            with m.If(pend != 0):
+                m.d.comb += [Assert(~c.valid[i][v]), Assert(c.count[i][v] > 0), Assert(c.front[i][v].flit.head),
+                             Assert(~c.front[i][v].bad)]
+        for k in range(2, 5):
+            for n, ow in enumerate(port_ovcs):
+                can = Cat(*[lvc[k][v] for v in range(V) if ow in ovcs[v]]).any()
+                m.d.comb += Assert(~tgt[k][n] | can)
+                with m.If(tgt[k][n]):       # the VC it is for travels beside it (the grant's `grant_w`)
+                    m.d.comb += Assert(signal(vs, f"sva_l{k}_w_{i}") == ow[1])
+        g2 = signal(vs, f"sva_g2_{i}")
+        m.d.comb += Assert(~g2 | tgt[4].any())
+        for n, ow in enumerate(port_ovcs):
+            inflight.setdefault(ow, []).append(g2 & tgt[4][n])
+    for (o, w) in {ow for ovcs in c.vcmap.ovcs_of for ow in ovcs}:
+        cand = [i for i in range(P) if any((o, w) in c.vcmap.ovcs_of[i * V + v] for v in range(V))]
+        g1 = signal(vs, f"sva_g1_{o}_{w}")
+        for k, i in enumerate(cand):
+            port_ovcs = sorted(set().union(*[c.vcmap.ovcs_of[i * V + v] for v in range(V)]))
+            m.d.comb += Assert(~g1[k] | signal(vs, f"sva_l3_target_{i}")[port_ovcs.index((o, w))])
+            inflight[(o, w)].append(g1[k])
+    return inflight
+
+
 def _step(state, fl):
     """The sender's (open, packet, seq) after flit `fl`."""
     seq = state[2]
@@ -326,4 +373,5 @@ def link_invariants(c, wellformed: bool = True):
 
 
 __all__ = ["body_field", "buffer_invariants", "held_credit", "held_port", "in_stage_flit", "link_invariants",
-           "open_buffers", "open_sw", "open_traversal", "packet_invariants", "sa_invariants", "traversal_invariants"]
+           "open_buffers", "open_sw", "open_traversal", "packet_invariants", "sa_invariants", "separable_invariants",
+           "traversal_invariants"]

@@ -36,6 +36,8 @@ checks "liveness" (one-cycle SA, st_stage 0) adds the bounded response of `_live
 downstream always ready (each credit back in the cycle after its flit left), and with the central
 one-cycle VA and one VC per class the VA's bounded waiting of `_va_fairness`.
 checks "bmc" adds the packet order bounded from reset (BMC) instead, with any heads.
+va_separable: the separable VA's launches and grants in flight are tied to the input VCs
+(`router_inv.separable_invariants`); `busy` is then held or in flight.
 link_latency and credit_latency above 1: the flits in the input units' link registers and the
 credits in the output unit's credit line are counted (`router_inv.link_invariants`,
 `_credits_in_line`); "liveness" needs both at 1.
@@ -60,6 +62,7 @@ from .router_inv import (
     open_traversal,
     packet_invariants,
     sa_invariants,
+    separable_invariants,
     traversal_invariants,
 )
 
@@ -113,17 +116,18 @@ def _ownership(c):
                     m.d.comb += Assert(c.ws[i][v] == w)
     if c.dut.held_credit_error is not None:      # sa_stages = 3: each VC's copy of its output VC's credit flags
         m.d.comb += Assert(~c.dut.held_credit_error)
-    if prm.va_stages == 2 and not prm.va_separable:
-        # a request registered for the VC allocator's second stage is never of an allocated VC
+    if prm.va_stages == 2 or prm.va_separable:
         _, c.vsig = open_submodule(c.inner, "vc_alloc")
+    if prm.va_stages == 2:
+        # a request registered for the VC allocator's second stage is never of an allocated VC
         m.d.comb += [Assert(~signal(c.vsig, f"va2_v_{i}_{v}") | ~c.valid[i][v]) for i in range(c.P) for v in range(V)]
 
 
 def _va2_requests(c):
-    """va_stages 2 (central VA), with the buffers opened: a request registered for the VA's second
+    """va_stages 2, with the buffers opened: a request registered for the VA's second
     stage is of a VC whose front is a well-formed head (an unallocated VC pops only malformed
     fronts, so the head it asked for is still there when the grant comes)."""
-    if c.prm.va_stages != 2 or c.prm.va_separable:
+    if c.prm.va_stages != 2:
         return
     for i in range(c.P):
         for v in range(c.V):
@@ -153,7 +157,8 @@ def _output_vc(c, o, w, induct, honest, cr):
     fl = out.payload
     busy = c.outs.busy[o]
     hold = Cat(*[h for _, h in _holders(c, o, w)])
-    m.d.comb += [Assert(_onehot0(hold)), Assert(busy[w] == hold.any())]
+    fly = Cat(*c.sva.get((o, w), []))      # separable VA: grants on their way to an input VC
+    m.d.comb += [Assert(_onehot0(Cat(hold, fly))), Assert(busy[w] == (hold.any() | fly.any()))]
     leave = out.valid & (fl.vc == w)
     # busy falls exactly when a tail leaves (st_stage cycles after its allocation)
     tail_out = Signal(name=f"tail_out{o}_{w}")
@@ -245,7 +250,7 @@ def _monitor(c, o, w, event, flit, fronts, name="out"):
         m.d.sync += [is_open.eq(~tail), pk.eq(packet)]
     if fronts is None:
         return is_open, pk
-    with m.If(~c.outs.busy[o][w]):
+    with m.If(~Cat(*[h for _, h in _holders(c, o, w)]).any()):
         m.d.comb += Assert(~is_open)
     for iv, h in _holders(c, o, w):
         fhead, fpk = fronts[(iv // c.V, iv % c.V)]
@@ -420,7 +425,8 @@ def router5_harness(V: int = 3, B: int = 4, pkt_len: int = 2, router_cls=None, q
         raise ValueError("checks \"liveness\": sa_stages 1, alloc_iters 1, st_stage 0, latencies 1 only")
     _ownership(c)
     fronts = None
-    if c.prm.sa_stages > 1 or packets or liveness:
+    c.sva = {}
+    if c.prm.sa_stages > 1 or packets or liveness or c.prm.va_separable:
         bufs = open_buffers(c)
         c.count = [[buf.count[v] for v in range(V)] for buf, _, _ in bufs]
         c.entry_layout = _entry_layout(c)
@@ -429,6 +435,8 @@ def router5_harness(V: int = 3, B: int = 4, pkt_len: int = 2, router_cls=None, q
         link_invariants(c, wellformed=wellformed)
         fronts = packet_invariants(c, readers, wellformed=wellformed)
         _va2_requests(c)
+        if c.prm.va_separable:
+            c.sva = separable_invariants(c)
     sa_invariants(c)
     sent_flits = traversal_invariants(c, bufs, readers) if packets and c.prm.st_stage else None
     for o in range(P):
