@@ -573,20 +573,32 @@ def choose_vc(r, cin, step, head, cfg, tables, credits, owner):
     tgt = dst_r
     if (mode == VALIANT or mode == UGAL) and phase == 0 and r != inter:
         tgt = inter
-    d0 = _dist(tables, r, tgt)
+    d0 = -1
     for p in range(cfg.R):
         nbr = nbr_r[r, p]
-        if nbr < 0 or _dist(tables, nbr, tgt) + 1 != d0:
+        if nbr < 0:
             continue
+        # the port's best free VC first: only a port that would win is asked whether it is
+        # minimal (the same choice, far fewer distances; the arithmetic unit computes each)
         w0, w1 = _class_vcs(cin, step[p], crange, C)
+        port_w = -1
+        port_key = best_key
         for w in range(w0, w1):
             if owner[r, p, w] >= 0:
                 continue
             key = B - credits[r, p, w]
-            if key < best_key:
-                best_key = key
-                best_p = p
-                best_w = w
+            if key < port_key:
+                port_key = key
+                port_w = w
+        if port_w < 0:
+            continue
+        if d0 < 0:
+            d0 = _dist(tables, r, tgt)
+        if _dist(tables, nbr, tgt) + 1 != d0:
+            continue
+        best_key = port_key
+        best_p = p
+        best_w = port_w
     return (best_p, best_w) if best_p >= 0 else (-1, -1)
 
 

@@ -21,7 +21,7 @@ from topologies.errors import ParameterError
 from topologies.network import Network
 
 from .netcache import cached_routing
-from .network_sim import MODES, DeadlockDetected, NetworkSim, check_memory, uses_arithmetic
+from .network_sim import GEN_DRAWS, MODES, DeadlockDetected, NetworkSim, check_memory, uses_arithmetic
 from contract.params import VC_POLICY, RouterParams
 
 CDG_CHECK_LIMIT = 300   # routers: below this a CDG check admits VC counts under the proven bound
@@ -98,7 +98,7 @@ def run_point(net: Network, routing: str = "min", traffic: str = "uniform", load
     params = params or RouterParams(vcs=default_vcs(net, routing, vc_policy))
     routing_obj = routing_obj or build_routing(net, routing, params, vc_policy=vc_policy)
     # the whole run's memory (packets included), before anything is allocated
-    check_memory(net, params, warmup + cycles, load, uses_arithmetic(net, routing, routing_obj))
+    check_memory(net, params, warmup + cycles, load, uses_arithmetic(net, routing, routing_obj), routing)
     t0 = time.perf_counter()
     sim = NetworkSim(net, routing, params, traffic, load, seed, routing_obj=routing_obj)
     sim.reserve(warmup + cycles)
@@ -110,7 +110,8 @@ def run_point(net: Network, routing: str = "min", traffic: str = "uniform", load
     last_measured = sim.num_packets
     sim.stop_injection()
     drain = drain if drain is not None else 4 * (warmup + cycles) + 10_000
-    step = 500
+    # drain in steps of 500 cycles, or of a generation chunk on large networks (sim.run)
+    step = max(1, min(500, GEN_DRAWS // max(1, int(sim.active.sum()))))
     drained = 0
     while drained < drain and (sim.in_flight or sim.queued_flits):
         sim.run(min(step, drain - drained))

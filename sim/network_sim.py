@@ -9,6 +9,11 @@ sent by its endpoint like a flit of a packet, occupies a slot of its router's lo
 dropped by the RTL's rule (docs/microarchitecture.md, "Malformed flits"); `dropped` counts them.
 Garbage draws nothing from the run's Generator, so the legit traffic (packet ids, sources,
 destinations, creation cycles) is the same with and without it.
+
+Scale (docs/simulation.md, "Scale"): above DENSE_ROUTERS routers, on an intact PolarStar, the
+engine computes distances and next hops with the arithmetic unit (`arith_unit`, no n x n
+table); `estimate_bytes` computes a run's memory from its shapes and `check_memory` refuses,
+in one line, a run that would not fit, before anything is allocated.
 """
 from __future__ import annotations
 
@@ -68,7 +73,7 @@ class NetworkSim:
             raise ParameterError("p: the network has no endpoints (use -p P)")
         check_seed(seed)
         self.arith = uses_arithmetic(net, routing, routing_obj)
-        check_memory(net, params, cycles=0, load=0.0, arith=self.arith)
+        check_memory(net, params, cycles=0, load=0.0, arith=self.arith, routing=routing)
         self.net, self.params, self.load, self.seed = net, params, float(load), seed
         self.routing_name = routing
         self.rng = np.random.default_rng(seed)
@@ -495,18 +500,20 @@ def _expected_packets(prob: float, sources: int, cycles: int) -> int:
 
 
 def estimate_bytes(net: Network, params: RouterParams, cycles: int = 0, load: float = 0.0,
-                   arith: bool = False) -> dict:
+                   arith: bool = False, routing: str = "min") -> dict:
     """Bytes a NetworkSim of `net` allocates (router state, delay lines, tables, endpoints) and,
     for a run of `cycles` cycles at `load`, its packet table: computed from the shapes, before
-    anything is allocated. Values in bytes by part, and 'total'."""
+    anything is allocated (`arith`: no n x n tables; else the distances, and for `polarstar`
+    its next hops). Values in bytes by part, and 'total'."""
     n, E = net.num_routers, net.num_endpoints
     R, p = int(net.ports.max()), int(net.endpoints.max())
     P, V, B = R + p, params.vcs, params.depth
     per_packet = sum(np.dtype(t).itemsize for t in PACKET_FIELDS.values()) + 8    # + a UGAL sample
+    pair_bytes = 1 + (8 if routing == "polarstar" else 0)      # distances, and next hops
     out = {
         "routers": engine.state_bytes(n, R, P, V, B),
         "links": _ring(params) * (n * P + E + 1) * 4 * 8,
-        "tables": n * R * 8 * 2 + n * P * R + n * R * R + (0 if arith else n * n * 9),
+        "tables": n * R * 8 * 2 + n * P * R + n * R * R + (0 if arith else n * n * pair_bytes),
         "endpoints": E * (V + 6) * 8 + E * 8 * 4,
         "packets": _expected_packets(load / params.packet_flits, E, cycles) * per_packet,
     }
@@ -545,9 +552,9 @@ def _address_space() -> int:
 
 
 def check_memory(net: Network, params: RouterParams, cycles: int = 0, load: float = 0.0,
-                 arith: bool = False) -> dict:
+                 arith: bool = False, routing: str = "min") -> dict:
     """`estimate_bytes`, or a one-line ParameterError when it exceeds `available_memory()`."""
-    est = estimate_bytes(net, params, cycles, load, arith)
+    est = estimate_bytes(net, params, cycles, load, arith, routing)
     avail = available_memory()
     if est["total"] > avail:
         gb = 1e9
