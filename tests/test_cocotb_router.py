@@ -30,6 +30,7 @@ from sim.network_sim import NetworkSim  # noqa: E402
 from topologies import build  # noqa: E402
 
 ME = 5
+pytestmark = pytest.mark.slow          # two Verilator builds
 TESTS = ["zero_load_route_and_timing", "back_pressure_and_credit_return", "vc_contention", "all_ports_busy",
          "hop_class_comes_from_the_input_vc", "malformed_flits_are_dropped"]
 

@@ -13,6 +13,7 @@ import tiers
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_pipeline_example(tmp_path):
     out = subprocess.run([sys.executable, str(ROOT / "examples" / "pipeline.py"), str(tmp_path / "out")],
                          capture_output=True, text=True, timeout=600, cwd=tmp_path)

@@ -119,6 +119,7 @@ def _run(name, make, k, script, tmp_path, timeout=1800, mode="prove"):
     return r
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,make,k,script", [_param(p) for p in PROOFS])
 def test_stage_proof(name, make, k, script, tmp_path):
     r = _run(name, make, k, script, tmp_path)

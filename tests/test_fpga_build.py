@@ -239,6 +239,7 @@ def test_critical_path_summary():
     assert describe_critical_path(None) == "not reported"
 
 
+@pytest.mark.slow
 def test_router_build_to_bitstream(tmp_path):
     """One 4-port router (PolarStar q=2 IQ d'=0 + one endpoint) with its traffic harness on the
     ECP5-85F, through Yosys and nextpnr to a bitstream. With the switch traversal stage, so that

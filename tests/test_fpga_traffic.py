@@ -576,6 +576,7 @@ def ejections_of(seen, lay, first, start):
 # flit: wide, or lean (the header in heads only; the corruption then hits the first body flit)
 # CI: the one-cycle router and the 26-router FPGA build's configuration (pipelined, registered
 # links, EBR bodies, lean flits); the rest in the PSTAR_COSIM=full tier (CI budget)
+@pytest.mark.slow
 @pytest.mark.parametrize("routing,vcs,stages,latency,id_bits,block,flit", [
     pytest.param("polarstar", 3, (1, 0, 1), (1, 1), 16, 0, "wide", marks=FULL), ("min", 2, (1, 0, 1), (1, 1), 16, 0, "wide"),
     pytest.param("min", 2, (2, 1, 2), (1, 1), 16, 0, "wide", marks=FULL),
@@ -667,6 +668,7 @@ def test_network_traffic_top_matches_model(routing, vcs, stages, latency, id_bit
         assert reports[1]["errors"] == [int(e == dst) for e in range(E)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("header,flit", [("all", "wide"), ("routing", "wide"), ("routing", "lean")])
 def test_router_traffic_top(header, flit):
     """header "all": the strict checkers also check the hop count the router adds, the

@@ -88,6 +88,7 @@ FULL = tiers.full_only("CI budget: one option alone")
       "registered_fronts": False}),
     pytest.param("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {"garbage": 12, **SA3, "registered_fronts": False},
                  marks=FULL)])
+@pytest.mark.slow
 def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, extra):
     net = build(spec)
     extra = dict(extra)

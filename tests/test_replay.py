@@ -26,6 +26,7 @@ from sim.engine import EV_CREDIT  # noqa: E402
 PS26 = "polarstar:q=3,supernode=iq,degree=0"
 PS104 = "polarstar:q=3,supernode=iq,degree=3"
 FULL_ONLY = tiers.full_only("another 104-router Verilator build")
+pytestmark = pytest.mark.slow
 
 
 def test_flit_words_pack_like_endpoints():
@@ -85,6 +86,20 @@ def test_replay_104_routers_near_saturation(routing, vcs, load, cycles):
     assert rep["flits_matched"] == model.ejected_flits > 0.5 * load * cycles * model.net.num_endpoints
     assert rep["credits_matched"] >= rep["flits_matched"]
     print(f"\n104 routers, {routing}: {rep['flits_matched']} flits, {rep['cycles_per_s']} cycles/s, build {rep['build']}")
+
+
+def test_replay_polarized_on_a_damaged_network():
+    """10% of the 26-router network's links failed: the model routes the damaged network with
+    Polarized (recomputed tables, dead-end escapes), the RTL keeps its wiring and gets the same
+    tables through `load`; every flit, credit and cycle matches, and some packets escape a dead end
+    (VCs: the fewest the damaged channel dependency graph accepts, as test_cocotb_network.py)."""
+    rep = replay(PS26, "polarized", 8, 0.5, 4000, fail=0.1)
+    model = rep["model"]
+    assert rep["mismatch"] is None, rep["mismatch"]
+    assert rep["flits_matched"] == model.ejected_flits > 0.3 * 4000 * model.net.num_endpoints
+    assert rep["credits_matched"] >= rep["flits_matched"]
+    assert (model.pk_phase[:model.num_packets] == 0).any()          # some packets escaped dead ends
+    assert len(model.net.attrs["failed_links"]) == round(0.1 * (model.net.num_links + len(model.net.attrs["failed_links"])))
 
 
 def test_netlist_engine_refuses_other_link_latency():

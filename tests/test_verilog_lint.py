@@ -36,6 +36,7 @@ def test_lint_catches_a_latch_and_a_second_driver(tmp_path):
     assert counts["LATCH"] == 1 and counts["MULTIDRIVEN"] == 1, counts
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("routing,vcs", [("polarstar", 4),
                                          pytest.param("polarized", 5, marks=tiers.full_only("CI budget: a minute"))])
 def test_network_verilog_lints_clean(routing, vcs, tmp_path):
