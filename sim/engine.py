@@ -1107,6 +1107,23 @@ def _can_send(r, i, v, spare, R, inputs, credits):
     return o >= 0 and inputs.f_cnt[r, i, v] > spare and (o >= R or credits[r, o, inputs.alloc_w[r, i, v]] > spare)
 
 
+@_inline
+def _nomination_wins(r, i, cfg, rt):
+    """Pipelined SA: input port i's nomination of last cycle wins this cycle's output stage (its
+    output arbiter, from the start-of-cycle pointer, picks it among last cycle's nominations)."""
+    nom, P = rt.sa.nom, cfg.P
+    v = nom[r, i]
+    if v < 0:
+        return False
+    o = rt.inputs.alloc_o[r, i, v]
+    ptr = rt.sa.out_ptr[r, o]
+    for j in range(P):
+        u = nom[r, j]
+        if j != i and u >= 0 and rt.inputs.alloc_o[r, j, u] == o and (j - ptr) % P < (i - ptr) % P:
+            return False
+    return True
+
+
 @_stage
 def _input_stage(r, cfg, rt, stmp):
     """Each input port not yet matched picks one eligible VC with its round-robin arbiter
@@ -1117,14 +1134,16 @@ def _input_stage(r, cfg, rt, stmp):
         if stmp.in_done[i]:
             continue
         ptr = sa.in_ptr[r, i]
+        won = SS >= 2 and _nomination_wins(r, i, cfg, rt)
         for j in range(cfg.V):
             v = (ptr + j) % cfg.V
-            # pipelined SA: a VC nominated last cycle may send in this one (SS = 2) or the next
-            # (SS = 3), and one granted last cycle (SS = 3) sends in this one: it needs a flit and
-            # a credit to spare for each, and none of those flits (the front, then the next) may
-            # be its tail
+            # pipelined SA: a VC whose nomination of last cycle wins this cycle's output stage
+            # sends in this cycle (SS = 2) or the next (SS = 3), and one granted last cycle
+            # (SS = 3) sends in this one: it needs a flit and a credit to spare for each, and none
+            # of those flits (the front, then the next) may be its tail; a losing nomination
+            # takes none (as the RTL's sa_won_*)
             nm = 0
-            if SS >= 2 and sa.nom[r, i] == v:
+            if SS >= 2 and sa.nom[r, i] == v and won:
                 nm += 1
             if SS == 3 and sa.gnt[r, i] == v:
                 nm += 1
@@ -1141,8 +1160,8 @@ def _input_stage(r, cfg, rt, stmp):
 @_stage
 def _take_nominations(r, cfg, rt, stmp):
     """Pipelined SA: this cycle's input stage only nominates (for the next cycle); the output
-    stage takes last cycle's nominations, which the input rule keeps eligible (checked with
-    sa_stages = 2, when they send with 3: the RTL relies on it)."""
+    stage takes last cycle's nominations, which the input rule keeps able to send (a flit, a
+    credit: checked here with sa_stages = 2, when they send with 3; the RTL relies on it)."""
     nom = rt.sa.nom
     for i in range(cfg.P):
         v = nom[r, i]

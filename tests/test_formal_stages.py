@@ -220,10 +220,10 @@ class BusyBlindVA(VCAllocator):
 
 class CreditBlindSA(SwitchAllocator):
     """Eligibility that ignores the credits of the held output VC."""
-    def _eligible(self, m, nom, gnt):
+    def _eligible(self, m, nom, gnt, won):
         k = self.cfg.params.sa_stages
         ones = [[Const((1 << k) - 1, k)] * self.cfg.V for _ in range(self.cfg.P)]
-        return _with(self, "credit", ones, lambda: super(CreditBlindSA, self)._eligible(m, nom, gnt))
+        return _with(self, "credit", ones, lambda: super(CreditBlindSA, self)._eligible(m, nom, gnt, won))
 
 
 class BusyBlindRouter(Router):
@@ -246,9 +246,9 @@ def _router_with(name, cls):
 class NominationBlindSA(SwitchAllocator):
     """Pipelined SA that nominates a VC as if it had no nomination or grant in flight (may send
     a flit it no longer has, or after its tail)."""
-    def _eligible(self, m, nom, gnt):
+    def _eligible(self, m, nom, gnt, won):
         zeros = [Const(0, self.cfg.V)] * self.cfg.P
-        return super()._eligible(m, zeros if nom is not None else None, zeros)
+        return super()._eligible(m, zeros if nom is not None else None, zeros, won)
 
 
 class StuckPointerSA(SwitchAllocator):
@@ -370,7 +370,14 @@ def test_planted_bug_fails_its_proof(name, make, k, script, tmp_path):
     assert not r.passed and "FAIL" in r.status, f"{name}: {r.status}, log {r.log}"
 
 
-def _lone_tail_wait(sa_stages: int, st_stage: int, tail_at: int, cycles: int = 60) -> int | None:
+class SpeculativeSA(SwitchAllocator):
+    """Pipelined SA with the old speculative eligibility: a nomination counted as in flight
+    whether it wins this cycle's output stage or not (a lone tail then asks every other cycle)."""
+    def _eligible(self, m, nom, gnt, won):
+        return super()._eligible(m, nom, gnt, [Const(1, 1)] * self.cfg.P if won else won)
+
+
+def _lone_tail_wait(sa_stages: int, st_stage: int, tail_at: int, cycles: int = 60, router_cls=Router) -> int | None:
     """Simulate router 0 of PolarStar q=3 IQ d'=0 (P = 5, V = 3, B = 4): input ports 0 and 2 stream
     one long packet each (every flit their credits allow) and input port 1 a 2-flit packet whose
     tail comes at cycle `tail_at`, all on VC 0 and to the local endpoint (the three hold the
@@ -386,8 +393,8 @@ def _lone_tail_wait(sa_stages: int, st_stage: int, tail_at: int, cycles: int = 6
     R = int(net.ports.max())
     prm = RouterParams(vcs=3, depth=4, packet_flits=64, payload_bits=1, packet_id_bits=2, sa_stages=sa_stages,
                        st_stage=st_stage)
-    dut = Router(R, 1, prm, flit_layout(net.num_routers, 1, prm), lambda lanes: PolarStarUnit(net, lanes),
-                 net.num_routers, 3, router_id=0)
+    dut = router_cls(R, 1, prm, flit_layout(net.num_routers, 1, prm), lambda lanes: PolarStarUnit(net, lanes),
+                     net.num_routers, 3, router_id=0)
     left = []
 
     async def bench(ctx):
@@ -416,18 +423,22 @@ def _lone_tail_wait(sa_stages: int, st_stage: int, tail_at: int, cycles: int = 6
 
 
 @FULL
-@pytest.mark.parametrize("sa_stages,st_stage", [(2, 0), (3, 2)])
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="RTL: the pipelined switch allocator can starve a VC whose front is its last flit "
-                          "(docs/hdl.md, Formal proofs); no bounded response")
+@pytest.mark.parametrize("sa_stages,st_stage", [(2, 0), (2, 1), (3, 0), (3, 2)])
 def test_pipelined_sa_serves_a_lone_tail(sa_stages, st_stage):
-    """Counterexample to a bounded response of the pipelined SA (the one-cycle SA's is proved):
-    a VC holding an output VC with one flit (its tail) and a credit is not eligible in the cycle
-    after its nomination (sa_stages 2, 3: a nominated VC needs a second flit), so it asks the
-    output arbiter every other cycle; two ports streaming to the same output then take turns in
-    the cycles it asks (0) and does not (2), and the arbiter's pointer passes it each time. With
-    the tail arriving on an even cycle it waits for as long as the streams last; the one-cycle SA
-    sends it within a cycle (checked first)."""
-    assert all(_lone_tail_wait(1, 0, t) <= 1 for t in (6, 8))
-    waits = [_lone_tail_wait(sa_stages, st_stage, t) for t in (6, 8)]
-    assert all(w is not None and w <= 5 * 3 * 3 for w in waits), f"waits {waits} (None: never left in 60 cycles)"
+    """The pipelined SA's lone tail (a VC holding an output VC with one flit, its tail, and a
+    credit), with two ports streaming to the same output: it was a counterexample to a bounded
+    response when a nomination counted as in flight whether it won or not (it asked every other
+    cycle, the two streams took turns and the output arbiter's pointer passed it each time;
+    `SpeculativeSA`, checked to starve it). A losing nomination now takes nothing in flight, so
+    the tail asks in every cycle and the output's round robin serves it within P - 1 other grants:
+    it leaves within the pipeline's latency (sa_stages - 1 + st_stage) + P - 1 cycles of
+    arriving, for the tail arriving on either parity of cycle."""
+    P = 5
+    bound = sa_stages - 1 + st_stage + P - 1
+    tails = range(5, 9)
+    assert all(_lone_tail_wait(1, 0, t) <= 1 for t in tails)
+    waits = [_lone_tail_wait(sa_stages, st_stage, t) for t in tails]
+    assert all(w is not None and w <= bound for w in waits), f"waits {waits} (None: never left in 60 cycles), bound {bound}"
+    starved = [_lone_tail_wait(sa_stages, st_stage, t, router_cls=_router_with("SwitchAllocator", SpeculativeSA))
+               for t in (6, 8)]
+    assert None in starved, f"the speculative rule served the tail: waits {starved}"

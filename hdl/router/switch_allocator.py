@@ -51,13 +51,18 @@ class SwitchAllocator(wiring.Component):
             "out_sel": Out(P).array(P),
         })
 
-    def _eligible(self, m, nom, gnt):
-        """Per input VC, whether it may be chosen. A VC nominated last cycle may send in this one
-        (or, three stages, the next), one granted last cycle sends in this one: to be nominated
-        again it needs a flit and a credit to spare for each, and none of those flits (the
-        front, then the next) may be its tail, so a nomination is still eligible when it sends.
-        With three stages the credit flags are 0 unless the VC holds an output VC, and every
-        case reads one, so the allocation need not be read."""
+    def _eligible(self, m, nom, gnt, won):
+        """Per input VC, whether it may be chosen. Pipelined, a VC has n flits in flight: its
+        nomination of last cycle if it wins this cycle's output stage (`won`: it sends in this
+        cycle with two stages, in the next with three), plus, three stages, its grant of last
+        cycle (it sends in this one). To be nominated again it needs a flit and a credit to spare
+        for each, and none of those flits (the front, then the next) may be its tail. A
+        nomination that loses takes nothing in flight: the VC is eligible as if it had none, so
+        a VC whose one flit is its tail asks in every cycle until it wins (the output arbiter's
+        round robin then serves it; the speculative rule, a nomination counted whether it wins
+        or not, made it ask every other cycle and could starve it). With three stages the credit
+        flags are 0 unless the VC holds an output VC, and every case reads one, so the
+        allocation need not be read."""
         P, V, stages = self.cfg.P, self.cfg.V, self.cfg.params.sa_stages
         elig = [Signal(V, name=f"elig_{i}") for i in range(P)]
         for i in range(P):
@@ -68,13 +73,29 @@ class SwitchAllocator(wiring.Component):
                     m.d.comb += elig[i][v].eq(self.alloc_valid[i][v] & first)
                     continue
                 one = ready[1] & credit[1] & ~tail
+                flying = nom[i][v] & won[i]
                 if stages == 3:
                     two = ready[2] & credit[2] & ~tail & ~self.peek[i][v]
-                    ok = Mux(nom[i][v] & gnt[i][v], two, Mux(nom[i][v] | gnt[i][v], one, first))
+                    ok = Mux(flying & gnt[i][v], two, Mux(flying | gnt[i][v], one, first))
                     m.d.comb += elig[i][v].eq(ok)
                 else:
-                    m.d.comb += elig[i][v].eq(self.alloc_valid[i][v] & Mux(nom[i][v], one, first))
+                    m.d.comb += elig[i][v].eq(self.alloc_valid[i][v] & Mux(flying, one, first))
         return elig
+
+    def _won(self, m, out_arb, nom):
+        """Pipelined SA (one iteration): per input port, whether last cycle's nomination wins this
+        cycle's output stage, worked out where the port sits from the nominations' port
+        registers and the output arbiters' pointer masks (all registers): the output arbiters'
+        own grant (`grant_bit`), one crossing of the router instead of the round trip input
+        port -> output arbiter -> input port (docs/fpga_results_log.md)."""
+        P = self.cfg.P
+        won = []
+        for i in range(P):
+            w = Signal(name=f"sa_won_{i}")
+            bits = [grant_bit(Cat(*[nom[j][1][o] for j in range(P)]), out_arb[o].mask, i) for o in range(P)]
+            m.d.comb += w.eq(Cat(*bits).any())
+            won.append(w)
+        return won
 
     def _iteration(self, m, it, arbs, state, elig, nom):
         """One iteration of the separable allocator over the inputs and outputs not yet matched.
@@ -128,31 +149,24 @@ class SwitchAllocator(wiring.Component):
         m.d.comb += [done_in.eq(in_done | Cat(*granted)), done_out.eq(out_done | Cat(*new_got))]
         return done_in, done_out, new_sent, new_valid, new_sel
 
-    def _registered_grants(self, m, out_arb, nom, sent_oh, gnt):
+    def _registered_grants(self, m, nom, won, gnt):
         """Three stages: the output stage's grants are registered, the granted flits sent in the
-        next cycle. With one iteration each input port works out beside its grant register
-        whether its nomination won, from the nominations and the output arbiters' pointer masks
-        (all registers): one crossing of the router in the cycle instead of the round trip input
-        port -> output arbiter -> input port (docs/fpga_results_log.md); the same grant as the arbiters'."""
-        P, V = self.cfg.P, self.cfg.V
-        if self.cfg.params.alloc_iters == 1:
-            for i in range(P):
-                won = Signal(name=f"sa_won_{i}")
-                m.d.comb += won.eq(Cat(*[grant_bit(a.requests, a.mask, i) for a in out_arb]).any())
-                m.d.sync += gnt[i].eq(nom[i][0] & won.replicate(V))
-        else:
-            m.d.sync += [gnt[i].eq(sent_oh[i]) for i in range(P)]      # 0 when nothing was granted
+        next cycle: each input port's grant is its nomination if it won (`_won`)."""
+        V = self.cfg.V
+        for i in range(self.cfg.P):
+            m.d.sync += gnt[i].eq(nom[i][0] & won[i].replicate(V))
 
     def elaborate(self, platform):
         m = Module()
         cfg, P, V = self.cfg, self.cfg.P, self.cfg.V
         stages, iters = cfg.params.sa_stages, cfg.params.alloc_iters
+        if stages >= 2 and iters != 1:
+            raise ValueError(f"alloc_iters={iters}: the pipelined switch allocator takes 1 iteration only")
         # last cycle's nomination per input port (one-hot VC, one-hot output port)
         nom = [(Signal(V, name=f"sa_nom_{i}"), Signal(P, name=f"sa_nom_port_{i}")) for i in range(P)] \
             if stages >= 2 else None
         # last cycle's grant per input port (three stages): the flit it sends in this cycle
         gnt = [Signal(V, name=f"sa_gnt_{i}") for i in range(P)]
-        elig = self._eligible(m, [n[0] for n in nom] if nom else None, gnt)
         in_arb = [RoundRobinArbiter(V) for i in range(P)]
         # with one iteration an output arbiter commits exactly its own grant: its next pointer is
         # then computed beside the grant, not after it (own_commit)
@@ -160,6 +174,8 @@ class SwitchAllocator(wiring.Component):
         for i in range(P):
             m.submodules[f"sa_in_{i}"] = in_arb[i]
             m.submodules[f"sa_out_{i}"] = out_arb[i]
+        won = self._won(m, out_arb, nom) if nom else None
+        elig = self._eligible(m, nom and [n[0] for n in nom], gnt, won)
         state = (Const(0, P), Const(0, P), [Const(0, V)] * P, [Const(0, 1)] * P, [Const(0, P)] * P)
         for it in range(iters):
             state = self._iteration(m, it, (in_arb, out_arb), state, elig, nom)
@@ -167,7 +183,7 @@ class SwitchAllocator(wiring.Component):
         for o in range(P):
             m.d.comb += [out_arb[o].commit.eq(out_valid[o]), out_arb[o].commit_grant.eq(out_sel[o])]
         if stages == 3:
-            self._registered_grants(m, out_arb, nom, sent_oh, gnt)
+            self._registered_grants(m, nom, won, gnt)
             sent_oh = gnt
             out_valid = [_reg(m, out_valid[o], f"sa_sent_valid_{o}") for o in range(P)]
             out_sel = [_reg(m, out_sel[o], f"sa_sent_sel_{o}") for o in range(P)]
