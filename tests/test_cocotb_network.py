@@ -140,6 +140,7 @@ def test_network_lockstep_registered_links(tmp_path):
           f"build {meta['elaborate_s']} s elaborate + {meta['verilator_s']} s Verilator")
 
 
+@full_only          # CI budget: a second 26-router run; the replay's report is checked in CI (test_replay.py)
 def test_mismatch_report_names_first_divergence(tmp_path):
     """Move one flit of the model's trace a cycle later: the report must name that cycle and flit."""
     k = 500
