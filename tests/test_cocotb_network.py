@@ -46,10 +46,10 @@ FAULT_CYCLES = int(os.environ.get("PSTAR_FAULT_CYCLES", "4000"))
 
 # VCs: 4 for min/polarstar; Polarized with escapes needs the fewest its damaged channel dependency
 # graph accepts (8 on the 26-router network at 10%; 11, 11, 12 on the 104-router one at 5/10/20%)
-# all in the full tier (CI budget): CI runs Polarized on the damaged 26-router network (recomputed
-# tables with dead-end escapes, loaded into the RTL) through the C++ netlist replay
-# (tests/test_replay.py); min's recomputed tables are the same mechanism, and PolarStar's exception
-# CAM is checked unit-level on damaged networks in the Amaranth simulator (test_hdl_routing.py)
+# all in the full tier (CI budget), as the netlist replay of Polarized on the damaged 26-router
+# network (tests/test_replay.py): CI checks the Polarized unit (recomputed tables, dead-end
+# escapes) and PolarStar's exception CAM on damaged networks in the Amaranth simulator
+# (test_hdl_routing.py); min's recomputed tables are the same mechanism as Polarized's
 FAULT_CASES = [pytest.param(PS26, r, f, v, id=f"ps26-{r}-{int(f * 100)}pct", marks=full_only) for r, f, v in
                (("min", 0.10, 4), ("polarstar", 0.10, 4), ("polarized", 0.10, 8))]
 FAULT_CASES += [pytest.param(PS104, r, f, 4, id=f"ps104-{r}-{int(f * 100)}pct", marks=full_only) for r in

@@ -88,6 +88,7 @@ def test_replay_104_routers_near_saturation(routing, vcs, load, cycles):
     print(f"\n104 routers, {routing}: {rep['flits_matched']} flits, {rep['cycles_per_s']} cycles/s, build {rep['build']}")
 
 
+@tiers.full_only("CI budget: a Verilator build; CI checks the Polarized unit on damaged networks in test_hdl_routing.py")
 def test_replay_polarized_on_a_damaged_network():
     """10% of the 26-router network's links failed: the model routes the damaged network with
     Polarized (recomputed tables, dead-end escapes), the RTL keeps its wiring and gets the same
