@@ -17,8 +17,6 @@ in one line, a run that would not fit, before anything is allocated.
 """
 from __future__ import annotations
 
-import os
-import resource
 import weakref
 from dataclasses import dataclass
 from operator import attrgetter
@@ -31,6 +29,7 @@ from routing_logic.table import ARITHMETIC_ABOVE
 from topologies.distances import distance_matrix
 from topologies.errors import ParameterError, check_seed
 from topologies.network import Network
+from topologies.spec import available_memory
 
 from . import engine
 from contract.params import RouterParams
@@ -519,36 +518,6 @@ def estimate_bytes(net: Network, params: RouterParams, cycles: int = 0, load: fl
     }
     out["total"] = sum(out.values())
     return out
-
-
-def available_memory() -> int:
-    """Bytes this process may still allocate: the machine's MemAvailable, and under `ulimit -v`
-    no more than the address space left."""
-    avail = None
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    avail = int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    if avail is None:
-        avail = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
-    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-    if soft != resource.RLIM_INFINITY:
-        avail = min(avail, soft - _address_space())
-    return int(avail)
-
-
-def _address_space() -> int:
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmSize:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
 
 
 def check_memory(net: Network, params: RouterParams, cycles: int = 0, load: float = 0.0,

@@ -12,4 +12,3 @@ def ps_q3_iq3():
 @pytest.fixture(scope="session")
 def ps_q11_iq3():
     return polarstar(11, "iq", 3)
-
