@@ -38,6 +38,9 @@ FULL = tiers.full_only("long proof")
 FPGA_TARGET = {"va_stages": 2, "va_separable": 1, "va_choice_stage": 1, "sa_stages": 3, "st_stage": 2,
                "link_latency": 3, "credit_latency": 3}
 
+# the pipeline of fpga/presets.toml net26 (central VA)
+NET26 = {"va_stages": 2, "sa_stages": 2, "st_stage": 1}
+
 # (id, harness factory, k (induction depth), yosys script, CI?)
 PROOFS = [
     ("buffer_registered_fronts", lambda: buffer_harness(3, 4), 1, "", True),
@@ -74,9 +77,17 @@ PROOFS = [
     # + bounded response (downstream always ready)
     ("router5_packets_and_liveness", lambda: router5_harness(3, 4, checks=("packets", "liveness")), 1, "", False),
     ("router4_packets_and_liveness_v2_b2", lambda: router5_harness(2, 2, q=2, checks=("packets", "liveness")), 1, "",
-     True),
+     False),
     # link latency 3, credit latency 3 (the FPGA target's): + the flits in the input units' link
     # registers and the credits in the output unit's credit line (router_inv.link_invariants)
+    # the pipelined SA's bounded response (hdl/formal/sa_response.py), downstream always ready;
+    # with the central VA (net26's pipeline) the registered requests' bounded waiting too
+    ("router5_net26_pipeline_response",
+     lambda: router5_harness(3, 4, checks=("liveness",), **NET26), 1, "", False),
+    ("router5_fpga_target_sa_response", lambda: router5_harness(3, 4, checks=("liveness",), **FPGA_TARGET), 1, "",
+     False),
+    ("router4_fpga_target_sa_response_v2_b2",
+     lambda: router5_harness(2, 2, q=2, checks=("liveness",), **FPGA_TARGET), 1, "", True),
     ("router5_link3_credit3", lambda: router5_harness(3, 4, link_latency=3, credit_latency=3), 1, "", False),
     ("router5_sa_stages3_st_stage2_link3_credit3_packets",
      lambda: router5_harness(3, 4, checks=("packets",), sa_stages=3, st_stage=2, link_latency=3, credit_latency=3),
@@ -359,6 +370,12 @@ BROKEN = [
     ("router4_va_separable_two_holders",
      lambda: router5_harness(2, 2, q=2, va_separable=1, router_cls=_router_with("VCAllocator", BusyBlindVA)), 6, "",
      False),
+    ("router4_va_stages2_stuck_va_pointer",
+     lambda: router5_harness(2, 2, q=2, checks=("liveness",), va_stages=2,
+                             router_cls=_router_with("VCAllocator", StuckPointerVA)), 8, "", False),
+    ("router4_speculative_sa_starves_a_lone_tail",
+     lambda: router5_harness(2, 2, q=2, checks=("liveness",), sa_stages=3, st_stage=2,
+                             router_cls=_router_with("SwitchAllocator", SpeculativeSA)), 4, "", False),
     ("polarstar_unit_wrong_entry", lambda: unit_harness(2, "iq", 3, unit_factory=_bad_unit), 1, ROM, True),
     ("polarstar_unit_reference_wrong_entry",
      lambda: unit_harness(2, "iq", 3, table_patch=_drop_a_minimal_port), 1, ROM, False),

@@ -37,6 +37,14 @@ def _mod_add(x, k: int, n: int):
     return Mux(s >= n, s - n, s)
 
 
+def ptr_dist(m, mask, x: int, n: int, name: str):
+    """(x - pointer) mod n for a round-robin arbiter's pointer mask (bits ptr..n-1; 0: pointer 0)."""
+    pc = sum(mask[j].as_unsigned() for j in range(n))
+    d = Signal(range(2 * n + 1), name=name)
+    m.d.comb += d.eq(Mux(mask[x], x + pc - n, x + pc))
+    return d
+
+
 def held_port(c, iv):
     """One-hot over ports: the port of the output VC input VC iv holds (0 when it holds none)."""
     ovcs = c.vcmap.ovcs_of[iv]

@@ -32,15 +32,16 @@ that holds it and to that VC's upstream sender; with st_stage 1 or 2 that monito
 switch allocator's send, the traversal registers hold what it sent (`traversal_invariants`) and
 a second monitor at the output follows it. It assumes well-formed heads (their destination
 exists: none is dropped) unless checks has "malformed".
-checks "liveness" (one-cycle SA, st_stage 0) adds the bounded response of `_liveness`, with the
-downstream always ready (each credit back in the cycle after its flit left), and with the central
-one-cycle VA and one VC per class the VA's bounded waiting of `_va_fairness`.
+checks "liveness" adds the SA's bounded response, with the downstream always ready (each credit
+back in the cycle after its flit left): `_liveness` for the one-cycle SA (st_stage 0, latencies
+1), sa_response.py for the pipelined one (any traversal and latencies); and with the central VA
+(one-cycle or registered requests) and one VC per class the VA's bounded waiting of `_va_fairness`.
 checks "bmc" adds the packet order bounded from reset (BMC) instead, with any heads.
 va_separable: the separable VA's launches and grants in flight are tied to the input VCs
 (`router_inv.separable_invariants`); `busy` is then held or in flight.
 link_latency and credit_latency above 1: the flits in the input units' link registers and the
 credits in the output unit's credit line are counted (`router_inv.link_invariants`,
-`_credits_in_line`); "liveness" needs both at 1.
+`_credits_in_line`); "liveness" with the one-cycle SA needs both at 1.
 q=2 builds router 0 of PolarStar q=2 IQ d'=0 instead (R = 3, P = 4), for the CI's small sizes.
 """
 from __future__ import annotations
@@ -48,7 +49,7 @@ from __future__ import annotations
 import functools
 from types import SimpleNamespace
 
-from amaranth.hdl import Assert, Assume, Cat, Module, Mux, Signal
+from amaranth.hdl import Assert, Assume, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data
 
 from .internals import open_submodule, open_up, signal, submodule
@@ -61,10 +62,12 @@ from .router_inv import (
     open_sw,
     open_traversal,
     packet_invariants,
+    ptr_dist,
     sa_invariants,
     separable_invariants,
     traversal_invariants,
 )
+from .sa_response import pipelined_sa_response
 
 
 @functools.lru_cache(maxsize=None)
@@ -117,7 +120,7 @@ def _ownership(c):
     if c.dut.held_credit_error is not None:      # sa_stages = 3: each VC's copy of its output VC's credit flags
         m.d.comb += Assert(~c.dut.held_credit_error)
     if prm.va_stages == 2 or prm.va_separable:
-        _, c.vsig = open_submodule(c.inner, "vc_alloc")
+        c.vca, c.vsig = open_submodule(c.inner, "vc_alloc")
     if prm.va_stages == 2:
         # a request registered for the VC allocator's second stage is never of an allocated VC
         m.d.comb += [Assert(~signal(c.vsig, f"va2_v_{i}_{v}") | ~c.valid[i][v]) for i in range(c.P) for v in range(V)]
@@ -302,14 +305,6 @@ def _or_all(values):
     return out
 
 
-def _ptr_dist(m, mask, x: int, n: int, name: str):
-    """(x - pointer) mod n for a round-robin arbiter's pointer mask (bits ptr..n-1; 0: pointer 0)."""
-    pc = sum(mask[j].as_unsigned() for j in range(n))
-    d = Signal(range(2 * n + 1), name=name)
-    m.d.comb += d.eq(Mux(mask[x], x + pc - n, x + pc))
-    return d
-
-
 def liveness_bound(P: int, V: int) -> int:
     """The most cycles an eligible input VC waits before it sends (one-cycle SA, 1 iteration)."""
     return V * V * P - 1
@@ -333,13 +328,13 @@ def _liveness(c, planted_stuck: bool = False):
     for i in range(P):
         elig, grant = signal(ssig, f"elig_{i}"), in_arb[i].grant
         cport = signal(ssig, f"sa0_in_port_{i}")
-        dc = sum(Mux(grant[u], _ptr_dist(m, in_arb[i].mask, u, V, f"live_dc{i}_{u}"), 0) for u in range(V))
-        do = sum(Mux(cport[o], _ptr_dist(m, out_arb[o].mask, i, P, f"live_do{i}_{o}"), 0) for o in range(P))
+        dc = sum(Mux(grant[u], ptr_dist(m, in_arb[i].mask, u, V, f"live_dc{i}_{u}"), 0) for u in range(V))
+        do = sum(Mux(cport[o], ptr_dist(m, out_arb[o].mask, i, P, f"live_do{i}_{o}"), 0) for o in range(P))
         for v in range(V):
             waited = Signal(range(bound + 2), name=f"waited_{i}_{v}")
             sent = c.swa.send[i][v]
             m.d.sync += waited.eq(Mux(elig[v] & ~sent, waited + 1, 0))
-            dv = _ptr_dist(m, in_arb[i].mask, v, V, f"live_dv{i}_{v}")
+            dv = ptr_dist(m, in_arb[i].mask, v, V, f"live_dv{i}_{v}")
             psi = Signal(range(2 * bound + 2), name=f"psi_{i}_{v}")
             m.d.comb += psi.eq(dv * (V * P) + dc * P + do)
             m.d.comb += [Assert(waited <= bound), Assert(elig[v] | (waited == 0))]
@@ -366,11 +361,19 @@ def _va_fairness(c):
     route has one port o (not ejecting here) asks for the one VC w of its hop's class there, and
     while it waits (at its VC's front, unallocated) (o, w) goes to other input VCs at most n - 1
     times (n: the input VCs that can hold it): potential `lost + Dk <= n - 1`, Dk the distance
-    of (o, w)'s arbiter from its pointer to this input VC. Needs one VC per class (V = C)."""
+    of (o, w)'s arbiter from its pointer to this input VC. Needs one VC per class (V = C).
+    With registered requests (va_stages 2) a request reaches the arbiter a cycle after it is
+    made, so in the head's first cycle of waiting (o, w) may go to another input VC without its
+    request there (the arbiter's pointer may then pass it): at most n times, potential
+    `lost + Dk <= n` from the second cycle, where every request for (o, w) at the arbiter (made
+    when (o, w) was free) comes with the head's own (`_va2_present`). A registered choice
+    (va_choice_stage) delays every request alike and changes nothing."""
     m, P, R, V = c.m, c.P, c.R, c.V
     if c.dut.C != V:
         raise ValueError("VA fairness: one VC per class (V = C) only")
-    vca, _ = open_submodule(c.inner, "vc_alloc")
+    if getattr(c, "vca", None) is None:
+        c.vca, c.vsig = open_submodule(c.inner, "vc_alloc")
+    vca = c.vca
     vmod = submodule(c.inner, "vc_alloc")
     cls = list(c.dut.vc_class)
     for o in range(R):
@@ -389,12 +392,30 @@ def _va_fairness(c):
             waiting = Signal(name=f"va_wait_{i}_{v}_{o}")
             m.d.comb += waiting.eq((c.count[i][v] > 0) & ~c.valid[i][v] & fr.flit.head & ~fr.bad & ~fr.eject &
                                    (fr.mask == (1 << o)))
-            lost = Signal(range(n + 1), name=f"va_lost_{i}_{v}_{o}")
+            lost = Signal(range(n + 2), name=f"va_lost_{i}_{v}_{o}")
             other = vca.taken[o][w] & ~vca.grant[i][v][o * V + w]
             m.d.sync += lost.eq(Mux(waiting, lost + other, 0))
-            dk = _ptr_dist(m, submodule(vmod, f"va_arb_{o}_{w}").mask, k, n, f"va_d_{i}_{v}_{o}")
+            dk = ptr_dist(m, submodule(vmod, f"va_arb_{o}_{w}").mask, k, n, f"va_d_{i}_{v}_{o}")
+            if c.prm.va_stages == 2:
+                was = Signal(name=f"va_was_waiting_{i}_{v}_{o}")
+                m.d.sync += was.eq(waiting)
+                with m.If(waiting):
+                    m.d.comb += [Assert(was | (lost == 0)), Assert(lost <= n)]
+                with m.If(waiting & was):
+                    m.d.comb += [Assert(lost + dk <= n), Assert(_va2_present(c, iv, o, w, cand))]
+                continue
             with m.If(waiting):
                 m.d.comb += [Assert(lost + dk <= n - 1), Assert(lost <= n - 1)]
+
+
+def _va2_present(c, iv, o, w, cand):
+    """va_stages 2: if any input VC's registered request is for (o, w), input VC iv's is too."""
+    def asks(x):
+        i, v = divmod(x, c.V)
+        return (signal(c.vsig, f"va2_v_{i}_{v}") & (signal(c.vsig, f"va2_o_{i}_{v}") == o) &
+                (signal(c.vsig, f"va2_w_{i}_{v}") == w))
+    others = [asks(x) for x in cand if x != iv]
+    return asks(iv) | ~_or_all(others) if others else Const(1, 1)
 
 
 CHECKS = ("packets", "malformed", "liveness", "bmc", "dishonest")
@@ -403,8 +424,9 @@ CHECKS = ("packets", "malformed", "liveness", "bmc", "dishonest")
 def router5_harness(V: int = 3, B: int = 4, pkt_len: int = 2, router_cls=None, q: int = 3, checks=(), **params):
     """q: the PolarStar (3: P = 5, 2: P = 4). `checks`, any of CHECKS: "packets", the
     non-interleaving check by k-induction (with the buffers' packet structure as invariants);
-    "liveness", the bounded responses of `_liveness` and `_va_fairness` (one-cycle SA, st_stage
-    0), downstream always ready; "bmc", the packet order bounded from reset instead of the
+    "liveness", the SA's bounded response (`_liveness`, one-cycle SA, or
+    `sa_response.pipelined_sa_response`) and the central VA's `_va_fairness`, downstream always
+    ready; "bmc", the packet order bounded from reset instead of the
     induction-only invariants (for `mode bmc`); "malformed", with "packets": any heads (a head
     whose destination does not exist is dropped with the rest of its packet), not only
     well-formed ones; "dishonest", a downstream that may return credits it does not owe (the
@@ -420,9 +442,9 @@ def router5_harness(V: int = 3, B: int = 4, pkt_len: int = 2, router_cls=None, q
     c = _build(V, B, pkt_len, router_cls, q, wellformed, params)
     m, P, R = c.m, c.P, c.R
     c.owed, c.ssig, c.tsig, c.up_packets = {}, None, None, packets
-    if liveness and (c.prm.sa_stages != 1 or c.prm.st_stage or c.prm.alloc_iters != 1 or
-                     c.prm.link_latency != 1 or c.prm.credit_latency != 1):
-        raise ValueError("checks \"liveness\": sa_stages 1, alloc_iters 1, st_stage 0, latencies 1 only")
+    if liveness and c.prm.sa_stages == 1 and (c.prm.st_stage or c.prm.alloc_iters != 1 or
+                                              c.prm.link_latency != 1 or c.prm.credit_latency != 1):
+        raise ValueError("checks \"liveness\", one-cycle SA: alloc_iters 1, st_stage 0, latencies 1 only")
     _ownership(c)
     fronts = None
     c.sva = {}
@@ -448,8 +470,11 @@ def router5_harness(V: int = 3, B: int = 4, pkt_len: int = 2, router_cls=None, q
             if liveness and o < R:      # the credit owed is the one coming back next cycle
                 m.d.comb += Assert(c.owed[(o, w)] == (cr[0] & (cr[1] == w)))
     if liveness:
-        _liveness(c)
-        if not (c.prm.va_stages > 1 or c.prm.va_choice_stage or c.prm.va_separable) and c.dut.C == V:
+        if c.prm.sa_stages == 1:
+            _liveness(c)
+        else:
+            pipelined_sa_response(c)
+        if not c.prm.va_separable and c.dut.C == V:
             _va_fairness(c)
     return m, c.free
 
