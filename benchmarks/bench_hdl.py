@@ -10,7 +10,7 @@
       Network cycles per second of the lockstep co-simulation for PolarStar q=3 IQ d'=0
       (26 routers) and d'=3 (104 routers), uniform traffic at 0.6; engine `cocotb`
       (tests/cocotb/network_bench.py: Verilated network top + Python endpoints + comparison with
-      the model), `top` or `netlist` (tests/cocotb/replay.py: C++ endpoint replay of the network
+      the model), `top` or `netlist` (cosim/replay.py: C++ endpoint replay of the network
       top, or of the router module wired in C++, T threads); also the elaboration and Verilator
       build times of each (first run only; later runs reuse the build).
   python benchmarks/bench_hdl.py elaborate SPEC
@@ -29,7 +29,6 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "cocotb"))
 
 
 def yosys_cells(component, top: str) -> dict:
@@ -83,7 +82,7 @@ def bench_cosim(cycles, routings, engines=("cocotb",), threads=1):
 
 
 def _cosim_replay(spec, routing, vcs, cycles, engine, threads):
-    from replay import replay
+    from cosim.replay import replay
     t0 = time.perf_counter()
     rep = replay(spec, routing, vcs, 0.6, cycles, engine=engine, threads=threads)
     b = rep["build"]
@@ -94,7 +93,7 @@ def _cosim_replay(spec, routing, vcs, cycles, engine, threads):
 
 
 def _cosim_cocotb(spec, routing, vcs, cycles):
-    from lockstep import lockstep
+    from cosim.lockstep import lockstep
     t0 = time.perf_counter()
     results, report, meta, model = lockstep(spec, routing, vcs, 0.6, cycles)
     ok = all(r["passed"] for r in results) and report.get("mismatch") is None

@@ -12,7 +12,7 @@ grow without bound). Each run prints one JSON line:
   flits injected and delivered; lost = injected - delivered after the drain (must be 0);
   duplicated and reordered (must be 0): the model's engine stops with an error on a flit ejected
   twice, out of order or at the wrong endpoint, and in `rtl` every flit the RTL ejects must equal
-  the model's in cycle, endpoint and contents (tests/cocotb/replay.py), so the RTL's count is the
+  the model's in cycle, endpoint and contents (cosim/replay.py), so the RTL's count is the
   model's; the largest packet latency (creation to tail delivery, includes source queueing) and,
   in `rtl`, the largest network latency (head injected to tail delivered).
 `rtl` runs the model next to the Verilated network (C++ replay of the endpoints, chunks of 5,000
@@ -31,7 +31,6 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "cocotb"))
 
 SPEC = "polarstar:q=3,supernode=iq,degree=3"
 # accepted throughput at offered load 1.0 on SPEC (flits/cycle/endpoint; model, seed 1, cycles
@@ -74,7 +73,7 @@ def soak_model(routing, load, cycles, seed=1):
 
 
 def soak_rtl(routing, load, cycles, fail=0.0, seed=1, engine="netlist", threads=1):
-    from replay import replay
+    from cosim.replay import replay
     rep = replay(SPEC, routing, vcs_for(routing), load, cycles, seed=seed, fail=fail, drain=True, progress=log,
                  engine=engine, threads=threads)
     rep.pop("model")

@@ -38,7 +38,7 @@ backlog is lost and counted on the generator's `overflow` output, LED3 of the to
 pattern / shift do not change with packets queued.
 
 `TrafficGenerator` follows the endpoint rules of docs/microarchitecture.md as
-tests/cocotb/endpoints.py does: credits per local input VC initialised to B, returned by the
+cosim/endpoints.py does: credits per local input VC initialised to B, returned by the
 router's credit stream (visible the next cycle); a packet takes the VC with the most credits
 (ties: lowest) when its head is sent and keeps it; one flit per cycle; a packet created in cycle
 t can send its head in t. `TrafficChecker` checks every flit it sees (see its docstring).

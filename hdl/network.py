@@ -128,7 +128,7 @@ class NetworkPlan:
         """(n, R, 2) int64: the router and port that router r's network port k is wired to (both
         directions: its flits and credits in come from that port's flits and credits out), or
         (-1, -1) where the port is unused. The one wiring every network form follows (this
-        component, `top_verilog`, the co-simulation netlist of tests/cocotb/netlist_main.cpp)."""
+        component, `top_verilog`, the co-simulation netlist of cosim/netlist_main.cpp)."""
         net = self.net
         peer_r, peer_p = net.peer_table()
         table = np.full((net.num_routers, self.R, 2), -1, dtype=np.int64)

@@ -235,7 +235,7 @@ class Observed(NamedTuple):
     """Counters and traces. counters: [injected flits, ejected flits, idle cycles, last move cycle,
     malformed flits dropped, garbage flits sent by endpoints]; trace rows (cycle, endpoint,
     packet, seq) of ejected flits; etrace rows (kind, cycle, endpoint, vc, id, seq) of endpoint
-    events (replay of the endpoints' side, tests/cocotb/replay.py): EV_INJECT a flit sent (id =
+    events (replay of the endpoints' side, cosim/replay.py): EV_INJECT a flit sent (id =
     packet, or garbage id with seq = -1 - kind), EV_CREDIT a credit counted by the endpoint.
     trace_len stops at the capacity, etrace_len counts past it (the caller sees the overflow)."""
     counters: np.ndarray    # (6,)

@@ -10,18 +10,14 @@ dropped: RTL `dropped` == model count == number injected. Reuses the 26-router b
 tests/test_cocotb_network.py (same configuration, same build directory).
 """
 import os
-import pathlib
-import sys
 
 import numpy as np
 import pytest
 import tiers
 
-sys.path.insert(0, str(pathlib.Path(__file__).parent / "cocotb"))
-
-from lockstep import lockstep  # noqa: E402
-from sim.engine import GARBAGE_KINDS  # noqa: E402
-from topologies import build  # noqa: E402
+from cosim.lockstep import lockstep
+from sim.engine import GARBAGE_KINDS
+from topologies import build
 
 PS26 = "polarstar:q=3,supernode=iq,degree=0"
 CYCLES = int(os.environ.get("PSTAR_GARBAGE_CYCLES", "6000"))

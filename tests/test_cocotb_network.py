@@ -6,16 +6,12 @@ seq and contents; a mismatch names the first diverging flit and its cycle. One V
 per (network, routing, VCs), kept in build/cocotb and shared between runs.
 """
 import os
-import pathlib
-import sys
 
 import pytest
 
-sys.path.insert(0, str(pathlib.Path(__file__).parent / "cocotb"))
-
-import tiers  # noqa: E402
-from lockstep import lockstep  # noqa: E402
-from topologies import build  # noqa: E402
+import tiers
+from cosim.lockstep import lockstep
+from topologies import build
 
 PS26 = "polarstar:q=3,supernode=iq,degree=0"
 PS104 = "polarstar:q=3,supernode=iq,degree=3"

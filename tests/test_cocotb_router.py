@@ -10,24 +10,21 @@ import functools
 import json
 import os
 import pathlib
-import sys
 
 import numpy as np
 
 import pytest
 
-sys.path.insert(0, str(pathlib.Path(__file__).parent / "cocotb"))
+import tiers
+from cosim import harness
 
-import tiers  # noqa: E402
-import harness  # noqa: E402
-
-from hdl.network import plan  # noqa: E402
-from hdl.router import class_of_vc  # noqa: E402
-from hdl.verilog_out import to_verilog  # noqa: E402
-from routing_logic.base import EJECT, RouteState  # noqa: E402
-from contract.params import RouterParams  # noqa: E402
-from sim.network_sim import NetworkSim  # noqa: E402
-from topologies import build  # noqa: E402
+from hdl.network import plan
+from hdl.router import class_of_vc
+from hdl.verilog_out import to_verilog
+from routing_logic.base import EJECT, RouteState
+from contract.params import RouterParams
+from sim.network_sim import NetworkSim
+from topologies import build
 
 ME = 5
 pytestmark = pytest.mark.slow          # two Verilator builds

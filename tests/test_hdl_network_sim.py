@@ -4,22 +4,17 @@ compared with the model's trace (cycle, endpoint, packet, seq, contents), and wi
 (`NetworkSim.add_garbage`) the top's `dropped` compared with the model's drop count in every
 cycle. This exercises the allocators, credit logic and wiring of the Amaranth top without
 Verilator; the Verilated shared-module networks are in tests/test_cocotb_network.py."""
-import pathlib
-import sys
-
 import numpy as np
 import pytest
 import tiers
 from amaranth.hdl import ResetInserter, Signal
 from amaranth.sim import Simulator
 
-sys.path.insert(0, str(pathlib.Path(__file__).parent / "cocotb"))
+from cosim.endpoints import EjectChecker, Endpoints
 
-from endpoints import EjectChecker, Endpoints  # noqa: E402
-
-from hdl.network import NetworkTop  # noqa: E402
-from sim.engine import GARBAGE_KINDS  # noqa: E402
-from contract.flit import index_bits  # noqa: E402
+from hdl.network import NetworkTop
+from sim.engine import GARBAGE_KINDS
+from contract.flit import index_bits
 from sim.network_sim import NetworkSim  # noqa: E402
 from contract.params import RouterParams  # noqa: E402
 from topologies import build  # noqa: E402

@@ -1,4 +1,4 @@
-"""The fast lockstep (tests/cocotb/replay.py): the Verilated network replays the model's endpoint
+"""The fast lockstep (cosim/replay.py): the Verilated network replays the model's endpoint
 side from C++ and every ejected flit, credit and drop is compared with the model.
 
 The cocotb lockstep (test_cocotb_network.py) is the reference closed loop; these tests check
@@ -10,18 +10,13 @@ catches a moved flit and a missing credit and names them, and they run the 104-r
 Polarized) for 20,000 cycles near saturation (issue: every ejected flit in cycle, endpoint and
 contents).
 """
-import pathlib
-import sys
-
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(pathlib.Path(__file__).parent / "cocotb"))
-
-import tiers  # noqa: E402
-from replay import FlitWords, payload_words, replay  # noqa: E402
-from endpoints import Flits, payload_of  # noqa: E402
-from sim.engine import EV_CREDIT  # noqa: E402
+import tiers
+from cosim.endpoints import Flits, payload_of
+from cosim.replay import FlitWords, payload_words, replay
+from sim.engine import EV_CREDIT
 
 PS26 = "polarstar:q=3,supernode=iq,degree=0"
 PS104 = "polarstar:q=3,supernode=iq,degree=3"
@@ -106,7 +101,7 @@ def test_replay_polarized_on_a_damaged_network():
 def test_netlist_engine_refuses_other_link_latency():
     from contract.params import RouterParams
     from hdl.network import plan
-    from replay import netlist_header
+    from cosim.replay import netlist_header
     from topologies import build
     top = plan(build(PS26), "min", RouterParams(vcs=4, link_latency=2))
     with pytest.raises(ValueError, match="engine='netlist': link and credit latency 1"):

@@ -18,7 +18,7 @@ import numpy as np
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge
 
-from endpoints import Flits, payload_of
+from cosim.endpoints import Flits, payload_of
 from sim.external import ExternalRouter, LinkFlit
 from sim.network_sim import NetworkSim
 from contract.params import RouterParams

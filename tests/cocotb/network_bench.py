@@ -21,7 +21,7 @@ import numpy as np
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge
 
-from endpoints import EjectChecker, Endpoints
+from cosim.endpoints import EjectChecker, Endpoints
 
 
 async def reset_and_load(dut, cfg):

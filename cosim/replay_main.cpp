@@ -1,10 +1,10 @@
 // Verilated `pstar_network` (packed endpoint buses) driven by a replay stream: the C++ side of
-// tests/cocotb/replay.py. It knows nothing about routing or packets: it resets the network,
+// cosim/replay.py. It knows nothing about routing or packets: it resets the network,
 // loads the routers' tables, then per command runs a chunk of cycles, driving the endpoints'
 // flits the Python side sends and answering with what the network gave the endpoints.
 //
-// Cycle t (the timing of the cocotb benches, network_bench.py): at the falling edge read the
-// outputs, then apply cycle t's inputs; the rising edge registers them.
+// Cycle t (the timing of the cocotb benches, tests/cocotb/network_bench.py): at the falling
+// edge read the outputs, then apply cycle t's inputs; the rising edge registers them.
 //
 // Protocol (little-endian, stdin -> stdout). Flits travel as NW 32-bit words, NW = ceil(W / 32).
 //   'L' u32 n, n x LW words   reset (always done first) then load rows, one per cycle

@@ -1,10 +1,12 @@
 """Run the `sim` model and the Verilated network on the same packets (pytest-free, shared by
-tests/test_cocotb_network.py, benchmarks/bench_hdl.py and benchmarks/soak.py).
+cosim/replay.py, tests/test_cocotb_network.py, benchmarks/bench_hdl.py and benchmarks/soak.py).
 
 `lockstep(spec, routing, vcs, load, cycles)` runs `NetworkSim` (uniform random traffic), builds
 (or reuses) the Verilator model of the whole network (`hdl.network.network_verilog`, packed
 endpoint buses, one router module as a Verilator hierarchical block), replays the model's packets
-through network_bench.py and returns (cocotb results, report, build info, model).
+through the cocotb bench tests/cocotb/network_bench.py (a source checkout only) and returns
+(cocotb results, report, build info, model). `network_build` (the RTL build alone) is what
+cosim/replay.py uses.
 
 Garbage (`garbage`): malformed flits scheduled at endpoints (`NetworkSim.add_garbage`: endpoint,
 creation cycle, kind). The model runs with them; network_bench.py sends the RTL the same flits by
@@ -26,7 +28,7 @@ import tempfile
 import numpy as np
 from amaranth.hdl import Shape
 
-import harness
+from cosim import harness
 from hdl.network import network_verilog, plan
 from hdl.verilog_out import to_verilog
 from hdl.routing_units import exception_entries

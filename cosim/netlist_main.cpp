@@ -1,5 +1,5 @@
 // The network of `hdl.network.top_verilog` wired in C++ around one Verilated router module, for
-// fast replay lockstep (tests/cocotb/replay.py, engine "netlist"). Same protocol and cycle
+// fast replay lockstep (cosim/replay.py, engine "netlist"). Same protocol and cycle
 // convention as replay_main.cpp, which drives the Verilated network top instead.
 //
 // Why: in the network top the routers are a Verilator hierarchical block, and the parent

@@ -1,9 +1,11 @@
-"""Build-once Verilator harness for the cocotb tests (pytest side).
+"""Build-once Verilator harness for the co-simulations: the C++ replay (cosim/replay.py) and the
+cocotb tests (pytest side).
 
 `build(name, key, make_verilog, toplevel)` writes the Verilog and compiles it with Verilator in
 `build/cocotb/<name>-<hash>` (the hash covers `key` and the sources of hdl/ and the flit
 contract), under a file lock so parallel pytest workers share one build per configuration.
-`run(...)` runs a cocotb test module against a build and returns the parsed results.
+`run(...)` runs a cocotb test module (tests/cocotb: a source checkout only) against a build and
+returns the parsed results.
 """
 from __future__ import annotations
 
@@ -15,9 +17,12 @@ import pathlib
 import time
 import xml.etree.ElementTree as ET
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-BUILD_ROOT = ROOT / "build" / "cocotb"
-HERE = pathlib.Path(__file__).resolve().parent
+# the folder that holds the packages: the repository in a source checkout, site-packages installed
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+# builds are cached in the checkout's build/, or installed (no place for them in site-packages) in
+# the working folder's
+BUILD_ROOT = (ROOT if (ROOT / "pyproject.toml").is_file() else pathlib.Path.cwd()) / "build" / "cocotb"
+BENCHES = ROOT / "tests" / "cocotb"       # the cocotb test modules `run` runs
 # what a Verilated build depends on: the RTL's sources (not the proof harnesses in hdl/formal)
 SOURCES = sorted(p for p in (ROOT / "hdl").rglob("*.py") if "formal" not in p.relative_to(ROOT / "hdl").parts) \
     + sorted((ROOT / "contract").glob("*.py"))
@@ -175,12 +180,12 @@ def run(meta: dict, test_module: str, extra_env: dict | None = None, testcase=No
     verilator_env()
     runner = lean_runner()
     bdir = pathlib.Path(meta["build_dir"])
-    env = {"PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE), os.environ.get("PYTHONPATH", "")])}
+    env = {"PYTHONPATH": os.pathsep.join([str(ROOT), str(BENCHES), os.environ.get("PYTHONPATH", "")])}
     env.update(extra_env or {})
     results = bdir / f"results-{test_module}-{os.getpid()}.xml"
     try:
         runner.test(test_module=test_module, hdl_toplevel=meta["toplevel"], hdl_toplevel_lang="verilog",
-                    build_dir=bdir / "sim", test_dir=HERE, extra_env=env, results_xml=str(results),
+                    build_dir=bdir / "sim", test_dir=BENCHES, extra_env=env, results_xml=str(results),
                     testcase=testcase, log_file=bdir / f"test-{os.getpid()}.log")
     except SystemExit:            # the runner exits when a cocotb test failed; the results say which
         if not results.exists():
