@@ -52,35 +52,55 @@ class SwitchAllocator(wiring.Component):
         })
 
     def _eligible(self, m, nom, gnt, won):
-        """Per input VC, whether it may be chosen. Pipelined, a VC has n flits in flight: its
-        nomination of last cycle if it wins this cycle's output stage (`won`: it sends in this
-        cycle with two stages, in the next with three), plus, three stages, its grant of last
-        cycle (it sends in this one). To be nominated again it needs a flit and a credit to spare
-        for each, and none of those flits (the front, then the next) may be its tail. A
-        nomination that loses takes nothing in flight: the VC is eligible as if it had none, so
-        a VC whose one flit is its tail asks in every cycle until it wins (the output arbiter's
-        round robin then serves it; the speculative rule, a nomination counted whether it wins
-        or not, made it ask every other cycle and could starve it). With three stages the credit
-        flags are 0 unless the VC holds an output VC, and every case reads one, so the
-        allocation need not be read."""
+        """Per input port, a V-bit value: whether each of its VCs may be chosen. Pipelined, a VC
+        has n flits in flight: its nomination of last cycle if it wins this cycle's output stage
+        (`won`: it sends in this cycle with two stages, in the next with three), plus, three
+        stages, its grant of last cycle (it sends in this one). To be nominated again it needs a
+        flit and a credit to spare for each, and none of those flits (the front, then the next)
+        may be its tail. A nomination that loses takes nothing in flight: the VC is eligible as
+        if it had none, so a VC whose one flit is its tail asks in every cycle until it wins (the
+        output arbiter's round robin then serves it; the speculative rule, a nomination counted
+        whether it wins or not, made it ask every other cycle and could starve it). With three
+        stages the credit flags are 0 unless the VC holds an output VC, and every case reads one,
+        so the allocation need not be read. `won`: 1 or 0 per port, the case `_eligibility`
+        asks for."""
         P, V, stages = self.cfg.P, self.cfg.V, self.cfg.params.sa_stages
-        elig = [Signal(V, name=f"elig_{i}") for i in range(P)]
+        elig = []
         for i in range(P):
+            bits = []
             for v in range(V):
                 ready, credit, tail = self.ready[i][v], self.credit[i][v], self.tail[i][v]
                 first = ready[0] & credit[0]
                 if stages == 1:
-                    m.d.comb += elig[i][v].eq(self.alloc_valid[i][v] & first)
+                    bits.append(self.alloc_valid[i][v] & first)
                     continue
                 one = ready[1] & credit[1] & ~tail
                 flying = nom[i][v] & won[i]
                 if stages == 3:
                     two = ready[2] & credit[2] & ~tail & ~self.peek[i][v]
-                    ok = Mux(flying & gnt[i][v], two, Mux(flying | gnt[i][v], one, first))
-                    m.d.comb += elig[i][v].eq(ok)
+                    bits.append(Mux(flying & gnt[i][v], two, Mux(flying | gnt[i][v], one, first)))
                 else:
-                    m.d.comb += elig[i][v].eq(self.alloc_valid[i][v] & Mux(flying, one, first))
+                    bits.append(self.alloc_valid[i][v] & Mux(flying, one, first))
+            elig.append(Cat(*bits))
         return elig
+
+    def _eligibility(self, m, nom, gnt, won):
+        """(elig, cases): per input port the eligibility of its VCs (`elig_{i}`, `_eligible`)
+        and, pipelined, the two cases it is one of: as if last cycle's nomination won this cycle's
+        output stage and as if it lost (`elig_won_{i}`, `elig_lost_{i}`; None with one stage).
+        The input stage picks in both cases (`_input_stage`), so that `won`, the output arbiters'
+        grant worked out from registers, meets the choice only at the nomination registers' 2:1
+        multiplexers instead of in front of the eligibility, the pick and the port select. The
+        case `won` selects (`elig_{i}`) is what the port's arbiter sees and the formal harnesses
+        read."""
+        P, V = self.cfg.P, self.cfg.V
+        if nom is None:
+            return _named(m, self._eligible(m, None, gnt, None), V, "elig"), None
+        noms = [n[0] for n in nom]
+        cases = tuple(_named(m, self._eligible(m, noms, gnt, [Const(c, 1)] * P), V, f"elig_{case}")
+                      for c, case in ((1, "won"), (0, "lost")))
+        elig = _named(m, [Mux(won[i], cases[0][i], cases[1][i]) for i in range(P)], V, "elig")
+        return elig, cases
 
     def _won(self, m, out_arb, nom):
         """Pipelined SA (one iteration): per input port, whether last cycle's nomination wins this
@@ -97,16 +117,33 @@ class SwitchAllocator(wiring.Component):
             won.append(w)
         return won
 
-    def _iteration(self, m, it, arbs, state, elig, nom):
-        """One iteration of the separable allocator over the inputs and outputs not yet matched.
-        `state`: (in_done, out_done, sent_oh, out_valid, out_sel), updated and returned."""
+    def _requests(self, i, elig, in_done, out_done):
+        """Input port i's requests in an iteration: its VCs of `elig` (V bits), unless the port or
+        the VC's output port was matched in an earlier iteration."""
+        return Cat(*[elig[v] & ~in_done[i] & ~(out_done & self.port[i][v]).any() for v in range(self.cfg.V)])
+
+    def _case_pick(self, m, it, i, case, reqs, mask):
+        """(grant, port) of input port i's round-robin pick over `reqs` with its arbiter's pointer
+        `mask`, in one case of `won` (`_eligibility`): the one-hot VC and its output port."""
         P, V = self.cfg.P, self.cfg.V
-        in_arb, out_arb = arbs
-        in_done, out_done, sent_oh, out_valid, out_sel = state
+        r, port = Signal(V, name=f"sa{it}_inreq_{case}_{i}"), Signal(P, name=f"sa{it}_in_port_{case}_{i}")
+        m.submodules[f"sa{it}_inpick_{case}_{i}"] = pick = RoundRobinPick(V)
+        m.d.comb += [r.eq(reqs), pick.requests.eq(r), pick.mask.eq(mask),
+                     port.eq(winner_select(r, mask, [self.port[i][v] for v in range(V)]))]
+        return pick.grant, port
+
+    def _input_stage(self, m, it, in_arb, eligs, won, nom, done):
+        """Per input port, (grant, port): its choice in iteration `it` (one-hot VC, its one-hot
+        output port). `eligs`: (elig, cases) of `_eligibility`; `done`: (in_done, out_done).
+        Pipelined, the choice is a nomination for the output stage of the next cycle, which takes
+        last cycle's nominations as they are: the port picks in both cases of `won` and the
+        nomination registers take the case `won` selects."""
+        P, V = self.cfg.P, self.cfg.V
+        (elig, cases), (in_done, out_done) = eligs, done
         choice_g, choice_port = [], []
         for i in range(P):
             reqs = Signal(V, name=f"sa{it}_inreq_{i}")
-            m.d.comb += reqs.eq(Cat(*[elig[i][v] & ~in_done[i] & ~(out_done & self.port[i][v]).any() for v in range(V)]))
+            m.d.comb += reqs.eq(self._requests(i, elig[i], in_done, out_done))
             pick = in_arb[i]
             if it:
                 m.submodules[f"sa{it}_inpick_{i}"] = pick = RoundRobinPick(V)
@@ -114,16 +151,27 @@ class SwitchAllocator(wiring.Component):
             m.d.comb += pick.requests.eq(reqs)
             # the chosen VC's output port, one-hot: chosen beside the grant, not after it
             cp = Signal(P, name=f"sa{it}_in_port_{i}")
-            m.d.comb += cp.eq(winner_select(reqs, pick.mask, [self.port[i][v] for v in range(V)]))
-            if nom is not None:
-                # the input stage's choice is a nomination for the output stage of the next
-                # cycle, which takes last cycle's nominations as they are
-                m.d.sync += [nom[i][0].eq(pick.grant), nom[i][1].eq(cp)]
-                choice_g.append(nom[i][0])
-                choice_port.append(nom[i][1])
-            else:
+            if nom is None:
+                m.d.comb += cp.eq(winner_select(reqs, pick.mask, [self.port[i][v] for v in range(V)]))
                 choice_g.append(pick.grant)
                 choice_port.append(cp)
+                continue
+            (g_won, p_won), (g_lost, p_lost) = [
+                self._case_pick(m, it, i, case, self._requests(i, c[i], in_done, out_done), in_arb[i].mask)
+                for case, c in zip(("won", "lost"), cases)]
+            m.d.comb += cp.eq(Mux(won[i], p_won, p_lost))
+            m.d.sync += [nom[i][0].eq(Mux(won[i], g_won, g_lost)), nom[i][1].eq(cp)]
+            choice_g.append(nom[i][0])
+            choice_port.append(nom[i][1])
+        return choice_g, choice_port
+
+    def _iteration(self, m, it, arbs, state, eligs, won, nom):
+        """One iteration of the separable allocator over the inputs and outputs not yet matched.
+        `state`: (in_done, out_done, sent_oh, out_valid, out_sel), updated and returned."""
+        P, V = self.cfg.P, self.cfg.V
+        in_arb, out_arb = arbs
+        in_done, out_done, sent_oh, out_valid, out_sel = state
+        choice_g, choice_port = self._input_stage(m, it, in_arb, eligs, won, nom, (in_done, out_done))
         granted = [Const(0, 1)] * P
         new_valid, new_sel, new_got = [], [], []
         for o in range(P):
@@ -175,10 +223,10 @@ class SwitchAllocator(wiring.Component):
             m.submodules[f"sa_in_{i}"] = in_arb[i]
             m.submodules[f"sa_out_{i}"] = out_arb[i]
         won = self._won(m, out_arb, nom) if nom else None
-        elig = self._eligible(m, nom and [n[0] for n in nom], gnt, won)
+        eligs = self._eligibility(m, nom, gnt, won)
         state = (Const(0, P), Const(0, P), [Const(0, V)] * P, [Const(0, 1)] * P, [Const(0, P)] * P)
         for it in range(iters):
-            state = self._iteration(m, it, (in_arb, out_arb), state, elig, nom)
+            state = self._iteration(m, it, (in_arb, out_arb), state, eligs, won, nom)
         _, _, sent_oh, out_valid, out_sel = state
         for o in range(P):
             m.d.comb += [out_arb[o].commit.eq(out_valid[o]), out_arb[o].commit_grant.eq(out_sel[o])]
@@ -197,6 +245,13 @@ class SwitchAllocator(wiring.Component):
         for o in range(P):
             m.d.comb += [self.out_valid[o].eq(out_valid[o]), self.out_sel[o].eq(out_sel[o])]
         return m
+
+
+def _named(m, values, width, name):
+    """`values` (one per input port) held in signals `{name}_{i}` of `m`."""
+    out = [Signal(width, name=f"{name}_{i}") for i in range(len(values))]
+    m.d.comb += [o.eq(v) for o, v in zip(out, values)]
+    return out
 
 
 __all__ = ["SwitchAllocator"]
