@@ -65,6 +65,18 @@ def open_sw(c):
     return c.ssig
 
 
+def open_sa_arbiters(c):
+    """The switch allocator's round-robin arbiters (input port, output port), each pointer mask
+    asserted a thermometer (the distances of `ptr_dist` read it as one)."""
+    open_sw(c)
+    swmod = submodule(c.inner, "sw_alloc")
+    in_arb = [submodule(swmod, f"sa_in_{i}") for i in range(c.P)]
+    out_arb = [submodule(swmod, f"sa_out_{o}") for o in range(c.P)]
+    for arb, n in [(a, c.V) for a in in_arb] + [(a, c.P) for a in out_arb]:
+        c.m.d.comb += Assert(((arb.mask << 1)[:n] & ~arb.mask) == 0)
+    return in_arb, out_arb
+
+
 def sa_invariants(c):
     k = c.prm.sa_stages
     if k == 1:

@@ -59,6 +59,7 @@ from .router_inv import (
     in_stage_flit,
     link_invariants,
     open_buffers,
+    open_sa_arbiters,
     open_sw,
     open_traversal,
     packet_invariants,
@@ -319,11 +320,7 @@ def _liveness(c, planted_stuck: bool = False):
     which falls in every cycle the VC waits: waited + psi <= bound."""
     m, P, V = c.m, c.P, c.V
     ssig = open_sw(c)
-    swmod = submodule(c.inner, "sw_alloc")
-    in_arb = [submodule(swmod, f"sa_in_{i}") for i in range(P)]
-    out_arb = [submodule(swmod, f"sa_out_{o}") for o in range(P)]
-    for arb, n in [(a, V) for a in in_arb] + [(a, P) for a in out_arb]:
-        m.d.comb += Assert(((arb.mask << 1)[:n] & ~arb.mask) == 0)       # a thermometer mask
+    in_arb, out_arb = open_sa_arbiters(c)
     bound = liveness_bound(P, V)
     for i in range(P):
         elig, grant = signal(ssig, f"elig_{i}"), in_arb[i].grant

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from amaranth.hdl import Assert, Const, Mux, Signal
 
-from .internals import signal, submodule
-from .router_inv import held_credit, open_sw, ptr_dist
+from .internals import signal
+from .router_inv import held_credit, open_sa_arbiters, open_sw, ptr_dist
 
 
 def pipelined_response_bound(P: int, V: int, sa_stages: int) -> int:
@@ -94,11 +94,7 @@ def pipelined_sa_response(c):
     """Assert the bounded response of the pipelined SA for every input VC (see the docstring)."""
     m, P, V, k = c.m, c.P, c.V, c.prm.sa_stages
     ssig = open_sw(c)
-    swmod = submodule(c.inner, "sw_alloc")
-    in_arb = [submodule(swmod, f"sa_in_{i}") for i in range(P)]
-    out_arb = [submodule(swmod, f"sa_out_{o}") for o in range(P)]
-    for arb, n in [(a, V) for a in in_arb] + [(a, P) for a in out_arb]:
-        m.d.comb += Assert(((arb.mask << 1)[:n] & ~arb.mask) == 0)       # a thermometer mask
+    in_arb, out_arb = open_sa_arbiters(c)
     bound = pipelined_response_bound(P, V, k)
     for i in range(P):
         elig, nom, won = signal(ssig, f"elig_{i}"), signal(ssig, f"sa_nom_{i}"), signal(ssig, f"sa_won_{i}")
