@@ -18,7 +18,7 @@ from amaranth.hdl import Cat, Const, Signal
 from hdl.buffer import VCBuffer
 from hdl.delay import delay_line
 from hdl.delay import register as _reg
-from hdl.formal.alloc_props import sa_harness, va_harness
+from hdl.formal.alloc_props import sa_harness, va_harness, va_waiting_harness
 from hdl.formal.buffer_props import buffer_harness
 from hdl.formal.output_props import output_harness
 from hdl.formal.router_props import router5_harness
@@ -146,6 +146,37 @@ def test_router5_packets_never_interleave_bounded(tmp_path):
     r = _run("router5_bmc", lambda: router5_harness(3, 4, checks=("bmc",)), 6, "", tmp_path, timeout=3600, mode="bmc")
     assert r.passed, f"router5_bmc: {r.status}, log {r.log}"
 
+
+
+# a head's bounded waiting at the VC allocator alone: 24 cycles from reset hold five allocations
+# of a 3-cycle packet, one more than the input VCs that can hold the head's output VC
+VA_WAITING_DEPTH = 24
+
+
+def _va_waiting(name, params, tmp_path):
+    return _run(name, lambda: va_waiting_harness(3, 4, hold=3, **params)[:2], VA_WAITING_DEPTH, "", tmp_path,
+                mode="bmc")
+
+
+@FULL
+def test_central_va_bounds_a_heads_waiting(tmp_path):
+    """The central allocator with registered requests and choice (the net26 preset's VA) gives
+    the head's output VC to others at most n times in these cycles (proved unbounded in the
+    router: `_va_fairness`). The control for the next test: the same harness passes here."""
+    r = _va_waiting("va_waiting_central", {"va_stages": 2, "va_choice_stage": 1}, tmp_path)
+    assert r.passed, f"va_waiting_central: {r.status}, log {r.log}"
+
+
+@FULL
+def test_separable_va_can_starve_a_head(tmp_path):
+    """A known defect (docs/hdl.md, "Not proved"), kept as a test so that it is not forgotten:
+    the separable allocator (the FPGA target's) gives a waiting head's output VC to other input
+    VCs more than n times. Its requests reach the output VC's arbiter for one cycle per trip
+    and a head asks only while its output VC looks free, so a rival that launched while the head
+    was on its way takes each freed VC; the arbiter's pointer never sees the head. When the
+    allocator keeps requests at its arbiters, this fails: replace it with the proof."""
+    r = _va_waiting("va_waiting_separable", {"va_separable": 1, "va_stages": 2, "va_choice_stage": 1}, tmp_path)
+    assert not r.passed and r.status.startswith("(FAIL"), f"va_waiting_separable: {r.status}, log {r.log}"
 
 # ---- planted bugs: each must make its proof fail with a counterexample ----
 

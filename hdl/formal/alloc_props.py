@@ -69,6 +69,12 @@ def _onehot0(x):
 
 
 def va_harness(V: int = 3, B: int = 4, allocator_cls=None, **params):
+    m, free, _ = _va_env(V, B, allocator_cls, params)
+    return m, free
+
+
+def _va_env(V, B, allocator_cls, params):
+    """va_harness's module, free inputs and allocator (its assertions included)."""
     from ..router.vc_allocator import VCAllocator
     shape, vcmap = router_shape(V, B, **params)
     P, R = shape.P, shape.R
@@ -140,7 +146,49 @@ def va_harness(V: int = 3, B: int = 4, allocator_cls=None, **params):
                         else:
                             ok = Const(0, 1)
                         m.d.comb += Assert(a_req[i][v] & ok)
-    return m, free
+    return m, free, dut
+
+
+def va_waiting_harness(V: int = 3, B: int = 4, hold: int = 3, **params):
+    """Bounded waiting of a VC allocator alone (`va_harness`'s environment and assertions):
+    input VC X = (1, 0) asks, from reset until it wins, for output port 0 only, so for the one
+    output VC (0, w) of its next class; every other input VC's request is free, but a head's
+    request stays, unchanged, until its input VC is granted (as the router's fronts do), and an
+    output VC stays busy at least `hold` cycles (its packet's flits). Asserted: while X waits,
+    (0, w) goes to other input VCs at most n times, n the input VCs that can hold it (what
+    `router_props._va_fairness` proves in the router for the central allocator with registered
+    requests). For `mode bmc`; returns (module, free inputs, n)."""
+    if hold < 1:
+        raise ValueError(f"hold={hold}: an output VC is busy at least 1 cycle")
+    m, free, dut = _va_env(V, B, None, params)
+    shape, vcmap = router_shape(V, B, **params)
+    P, R = shape.P, shape.R
+    by = {s.name: s for s in free}
+    x, o = 1 * V + 0, 0
+    w = next(w for w in range(V) if (o, w) in vcmap.ovcs_of[x])
+    n = len(vcmap.holders[(o, w)])
+    waiting = Signal(init=1)
+    m.d.sync += waiting.eq(waiting & ~dut.grant[1][0][o * V + w])
+    m.d.comb += Assume(~waiting | (by["req_1_0"] & (by["route_1_0"] == 1 << o) & ~by["eject_1_0"]))
+    for i in range(P):
+        for v in range(V):
+            now = [by[f"req_{i}_{v}"], by[f"route_{i}_{v}"], by[f"eject_{i}_{v}"]]
+            was = [Signal.like(s, name=f"was_{s.name}") for s in now]
+            granted = Signal(name=f"was_granted_{i}_{v}")
+            m.d.sync += [a.eq(b) for a, b in zip(was, now)] + [granted.eq(dut.grant[i][v].any())]
+            with m.If(was[0] & ~granted):
+                m.d.comb += Assume(Cat(*now) == Cat(*was))
+            m.d.comb += Assume(now[1] != 0)
+    for oo in range(P):
+        for ww in range(V):
+            age = Signal(range(hold + 1), name=f"busy_age_{oo}_{ww}")     # cycles busy, saturating
+            m.d.sync += age.eq(Mux(dut.taken[oo][ww], 1, Mux(age < hold, age + 1, age)))
+            m.d.comb += Assume(~by[f"release_{oo}"][ww] | (age >= hold))
+    others = Cat(*[dut.grant[i][v][o * V + w] for i in range(P) for v in range(V) if i * V + v != x])
+    lost = Signal(range(n + 2))
+    m.d.sync += lost.eq(Mux(waiting & others.any() & (lost <= n), lost + 1, lost))
+    m.d.comb += Assert(lost <= n)
+    return m, free, n
 
 
 def sa_harness(V: int = 3, B: int = 4, allocator_cls=None, **params):
@@ -213,4 +261,4 @@ def sa_harness(V: int = 3, B: int = 4, allocator_cls=None, **params):
     return m, free
 
 
-__all__ = ["router_shape", "va_harness", "sa_harness"]
+__all__ = ["router_shape", "va_harness", "va_waiting_harness", "sa_harness"]
