@@ -13,7 +13,8 @@ one-line error, naming the flag, e.g. `argument --vcs: vcs=65: must be an intege
 from __future__ import annotations
 
 import argparse
-import re
+
+from topologies.spec import ascii_int
 
 from .params import PARAMS, SPECS, RouterParams, Spec
 
@@ -24,8 +25,7 @@ def _int_type(spec: Spec, fpga: bool):
 
     def parse(text: str) -> int:
         try:
-            # ASCII digits only: int() also reads "٣" as 3 and "1_0" as 10
-            value = int(text) if re.fullmatch(r"\s*[-+]?[0-9]+\s*", text) else text
+            value = ascii_int(text)
         except ValueError:
             value = text
         message = spec.error(value, fpga, name)
