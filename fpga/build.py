@@ -444,16 +444,20 @@ def nextpnr_options(cfg: FpgaConfig) -> str:
     return f"--seed {cfg.seed} --router {cfg.pnr_router} --placer {cfg.placer}" + (" --tmg-ripup" if cfg.tmg_ripup else "")
 
 
-def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False, census: int = 0) -> dict:
+def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False, census: int = 0, seeds=None) -> dict:
     """Build `cfg` to a bitstream and return its figures; `dry_run` only checks the options and
     returns what would be built; `census` > 0 stops after synthesis and returns the estimated
     worst paths of that many register groups (`fpga.logic_depth`), in minutes instead of a
-    place and route (ECP5 only; its own build directory, `<default>-census`)."""
+    place and route (ECP5 only; its own build directory, `<default>-census`). `seeds`, a
+    `fpga.seeds.SeedRun`: place and route at each of its seeds (cfg.seed is ignored) and report
+    the best, with every seed's figures (`fpga/seeds.py`)."""
     board, net, params, freq, routing = validate(cfg)
     if not isinstance(census, int) or isinstance(census, bool) or census < 0:
         raise ParameterError(f"census={census!r}: must be an integer >= 0 (register groups to list)")
     if census and board.family != "ecp5":
         raise ParameterError(f"census: an ECP5 estimate (fpga.logic_depth); {board.name} is {board.family}")
+    if census and seeds is not None:
+        raise ParameterError("census: synthesis only; --seeds places and routes")
     if dry_run:
         from hdl.network import carried_fields
         from contract.flit import flit_layout
@@ -486,13 +490,13 @@ def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False, census:
         raise ParameterError(f"build-dir: {out_dir} is in use by another build of the same options; "
                              "wait for it or give --build-dir") from None
     try:
-        return _build_in(cfg, out_dir, env, board, net, params, freq, routing, progress, census)
+        return _build_in(cfg, out_dir, env, board, net, params, freq, routing, progress, census, seeds)
     finally:
         lock.close()
 
 
 def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, params, freq, routing,
-              progress, census: int = 0) -> dict:
+              progress, census: int = 0, seeds=None) -> dict:
     for stale in ("report.json", "top.json", "top.tim", "top.config", "top.asc", "top.bit", "top.bin"):
         (out_dir / stale).unlink(missing_ok=True)
     log_path = out_dir / "build.log"
@@ -521,6 +525,29 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
     bitstream = "top.bit" if board.family == "ecp5" else "top.bin"
     if census:
         return _census_of(out_dir, env, log_path, prog, census, t_start, commit)
+    if seeds is None:
+        pnr_dir, extra = _run_script(out_dir, env, log_path, prog, packed, bitstream), {"seed": cfg.seed}
+    else:
+        pnr_dir, extra = _run_seeds(out_dir, env, log_path, prog, board.family, top.freq_mhz, seeds)
+    figures = read_report(pnr_dir, "top", board.family, top.freq_mhz)
+    layout_bits = inner.layout.size if hasattr(inner, "layout") else None
+    return {
+        "board": board.name, "family": board.family, "design": cfg.design, "spec": net.spec or cfg.spec,
+        "routing": cfg.routing, "routers": net.num_routers if cfg.design == "network" else 1,
+        "ports": int(net.ports.max()) + int(net.endpoints.max()), "vcs": params.vcs, "depth": params.depth,
+        "flit_width": params.payload_bits, "flit_bits": layout_bits, **pipeline_report(params, cfg.vc_policy),
+        **({"header": cfg.header, "flit": cfg.flit, "front": cfg.front, "body_bram_bits": body_bram_bits(cfg, net, params, inner.layout)}
+           if cfg.design != "unit" else {}), "clock_mhz": top.freq_mhz,
+        "network_routers": net.num_routers,
+        **({"lanes": inner.lanes, "id_input": cfg.id_input} if cfg.design == "unit" else {}),
+        **figures, **extra, "pnr_router": cfg.pnr_router, "placer": cfg.placer, "tmg_ripup": cfg.tmg_ripup, "pnr_margin": cfg.pnr_margin, "wide_luts": cfg.wide_luts, "abc": cfg.abc, "commit": commit,
+        "elaborate_s": round(t_elab, 1), "seconds": round(time.monotonic() - t_start, 1),
+        "bitstream": str(pnr_dir / bitstream), "log": str(log_path),
+    }
+
+
+def _run_script(out_dir, env, log_path, prog, packed, bitstream) -> pathlib.Path:
+    """The build script, start to end; returns the folder of its place and route."""
     with open(log_path, "w") as log:
         proc = subprocess.Popen(["sh", "build_top.sh"], cwd=out_dir, env=env, stdout=log, stderr=subprocess.STDOUT)
         stages = [("top.json", "synthesizing (Yosys)"), (packed, "placing and routing (nextpnr)"),
@@ -532,21 +559,33 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
     prog.close()
     if proc.returncode != 0 or not (out_dir / bitstream).exists():
         raise ParameterError(f"{diagnose(out_dir, 'top')} (log: {log_path})")
-    figures = read_report(out_dir, "top", board.family, top.freq_mhz)
-    layout_bits = inner.layout.size if hasattr(inner, "layout") else None
-    return {
-        "board": board.name, "family": board.family, "design": cfg.design, "spec": net.spec or cfg.spec,
-        "routing": cfg.routing, "routers": net.num_routers if cfg.design == "network" else 1,
-        "ports": int(net.ports.max()) + int(net.endpoints.max()), "vcs": params.vcs, "depth": params.depth,
-        "flit_width": params.payload_bits, "flit_bits": layout_bits, **pipeline_report(params, cfg.vc_policy),
-        **({"header": cfg.header, "flit": cfg.flit, "front": cfg.front, "body_bram_bits": body_bram_bits(cfg, net, params, inner.layout)}
-           if cfg.design != "unit" else {}), "clock_mhz": top.freq_mhz,
-        "network_routers": net.num_routers,
-        **({"lanes": inner.lanes, "id_input": cfg.id_input} if cfg.design == "unit" else {}),
-        **figures, "seed": cfg.seed, "pnr_router": cfg.pnr_router, "placer": cfg.placer, "tmg_ripup": cfg.tmg_ripup, "pnr_margin": cfg.pnr_margin, "wide_luts": cfg.wide_luts, "abc": cfg.abc, "commit": commit,
-        "elaborate_s": round(t_elab, 1), "seconds": round(time.monotonic() - t_start, 1),
-        "bitstream": str(out_dir / bitstream), "log": str(log_path),
-    }
+    return out_dir
+
+
+def _run_seeds(out_dir, env, log_path, prog, family, clock_mhz, seeds) -> tuple:
+    """Synthesis once, then place and route at every seed (fpga/seeds.py); returns (the best
+    seed's folder, its report fields: the best seed, every seed's row and their summary)."""
+    from .seeds import place_and_route, script_lines, summary
+    synth = script_lines(out_dir)["synth"]
+    with open(log_path, "w") as log:
+        prog.set("synthesizing (Yosys)")
+        done = subprocess.run(["sh", "-c", synth], cwd=out_dir, env=env, stdout=log, stderr=subprocess.STDOUT)
+    if done.returncode != 0 or not (out_dir / "top.json").exists():
+        prog.close()
+        raise ParameterError(f"{diagnose(out_dir, 'top')} (log: {log_path})")
+    prog.set(f"placing and routing {len(seeds.seeds)} seeds, {seeds.jobs} at a time (nextpnr)")
+
+    def say(text):
+        if prog.enabled:
+            sys.stderr.write(f"\r[fpga] {text}\x1b[K\n" if prog.tty else f"[fpga] {text}\n")
+    try:
+        best, rows = place_and_route(out_dir, env, family, clock_mhz, seeds, say)
+    finally:
+        prog.close()
+    if best is None:
+        raise ParameterError("seeds: no seed routed: " + "; ".join(f"{r['seed']}: {r['error']}" for r in rows))
+    seed = next(r["seed"] for r in rows if r["dir"] == str(best))
+    return best, {"seed": seed, "seeds": rows, **summary(rows)}
 
 
 __all__ = ["ABC_SCRIPTS", "BODY_BRAM", "BUILD_OPTIONS", "BuildOption", "DESIGNS", "FpgaConfig", "PNR_ROUTERS", "ROUTINGS", "body_block_bits", "body_bram_bits", "PLACERS", "build", "check_placer", "check_pnr_margin", "check_pnr_router", "pipeline_report", "validate"]

@@ -85,6 +85,13 @@ cli = run_cli
     (["--board", "ulx3s-85f", "--census", "-1"], "census=-1: must be an integer >= 0"),
     (["--board", "ulx3s-85f", "--pnr-margin", "-1"], "pnr-margin=-1.0: must be a percentage in 0..50"),
     (["--board", "icebreaker", "--pnr-margin", "5"], "pnr-margin: an ECP5 option"),
+    (["--board", "ulx3s-85f", "--seeds", "x"], "seeds: 'x' is not a list of seeds like 1-5 or 1,3,7"),
+    (["--board", "ulx3s-85f", "--seeds", "3-1"], "seeds: '3-1' is not a list of seeds"),
+    (["--board", "ulx3s-85f", "--seeds", "1,2,1"], "seeds: 1..64 different seeds, got [1, 2, 1]"),
+    (["--board", "ulx3s-85f", "--jobs", "2"], "jobs, minutes: options of --seeds"),
+    (["--board", "ulx3s-85f", "--seeds", "1-2", "--jobs", "0"], "jobs=0: must be an integer >= 1"),
+    (["--board", "ulx3s-85f", "--seeds", "1-2", "--minutes", "0"], "minutes=0.0: must be a number > 0"),
+    (["--board", "ulx3s-85f", "--seeds", "1-2", "--census", "3"], "census: synthesis only; --seeds places and routes"),
 ])
 def test_bad_options_are_one_line_errors(argv, needle, capsys):
     code, out, err = cli(["fpga", "build", "polarstar:q=3,supernode=iq,degree=0", *argv, "--dry-run"], capsys)
@@ -415,6 +422,36 @@ def test_sweeps_of_different_points_keep_each_others_rows(tmp_path, monkeypatch)
     assert set(done) == {"router-P4-V2-B4-W32", "router-P4-V2-B8-W32", "router-P4-V2-B4-W64"}
     table = (tmp_path / "s.md").read_text()
     assert "| 40.0 | router2, no wide LUTs |" in table and "| 40.0 | router1 |" in table
+
+
+@pytest.mark.slow
+def test_seeds_are_placed_and_routed_apart_and_the_best_kept(tmp_path):
+    """`--seeds 1,2`: one synthesis, nextpnr per seed in its own folder (in parallel), the
+    bitstream of the best seed, every seed's Fmax as its own report says, and their median; a
+    seed stopped by its time limit counts as 0 MHz, and no seed routed is one error. The
+    arithmetic unit of a 26-router network alone: seconds of place and route."""
+    import statistics
+
+    from fpga.report import read_report
+    from fpga.seeds import SeedRun
+    cfg = FpgaConfig(board="ulx3s-85f", design="unit", spec="polarstar:q=3,supernode=iq,degree=0",
+                     routing="polarstar", id_input=True, build_dir=str(tmp_path / "u"))
+    rep = build(cfg, progress=False, seeds=SeedRun((2, 1), jobs=2))
+    rows = rep["seeds"]
+    assert [r["seed"] for r in rows] == [2, 1] and all(r["status"] == "routed" for r in rows)
+    for r in rows:
+        own = read_report(r["dir"], "top", "ecp5", rep["clock_mhz"])
+        assert pathlib.Path(r["dir"]).name == f"seed-{r['seed']}" and r["fmax_mhz"] == own["fmax_mhz"] > 20
+    best = max(rows, key=lambda r: (r["timing_met"], r["fmax_mhz"]))
+    assert rep["seed"] == best["seed"] and rep["fmax_mhz"] == best["fmax_mhz"]
+    assert pathlib.Path(rep["bitstream"]) == pathlib.Path(best["dir"]) / "top.bit"
+    assert pathlib.Path(rep["bitstream"]).stat().st_size > 100_000
+    assert rep["fmax_median_mhz"] == round(statistics.median(r["fmax_mhz"] for r in rows), 2)
+    assert (rep["fmax_min_mhz"], rep["fmax_max_mhz"]) == (min(r["fmax_mhz"] for r in rows), best["fmax_mhz"])
+    assert rep["seeds_run"] == rep["seeds_routed"] == 2
+    with pytest.raises(ParameterError, match=r"^seeds: no seed routed: 3: not routed in 0.001 minutes; 4: not"):
+        build(dataclasses.replace(cfg, build_dir=str(tmp_path / "v")), progress=False,
+              seeds=SeedRun((3, 4), jobs=1, minutes=0.001))
 
 
 @tiers.full_only("CI budget: CI builds one bitstream, the router's")

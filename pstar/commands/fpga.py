@@ -17,6 +17,7 @@ the router's from the contract; a flag given beats the preset's value (fpga/pres
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 
 from topologies.errors import ParameterError
@@ -62,7 +63,34 @@ def _build_parser(fsub):
     b.add_argument("--census", type=integer, default=0, metavar="N",
                    help="ECP5: stop after synthesis and list the N register groups with the longest "
                         "estimated paths (fpga/logic_depth.py; minutes, no place and route)")
+    b.add_argument("--seeds", metavar="LIST", default=None,
+                   help="place and route at each of these nextpnr seeds (1-5, 1,3,7) after one synthesis, keep the "
+                        "best bitstream and report every seed with the median, min and max Fmax (fpga/seeds.py)")
+    b.add_argument("--jobs", type=integer, default=None, metavar="N",
+                   help="with --seeds: seeds placed and routed at once (default: the cores)")
+    b.add_argument("--minutes", type=float, default=None, metavar="M",
+                   help="with --seeds: stop a seed not routed in M minutes (it counts as 0 MHz)")
     b.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+
+
+def _seed_run(args):
+    """The SeedRun of --seeds/--jobs/--minutes, or None."""
+    if args.seeds is None:
+        if args.jobs is not None or args.minutes is not None:
+            raise ParameterError("jobs, minutes: options of --seeds")
+        return None
+    from fpga.seeds import SeedRun, parse_seeds
+    return SeedRun(parse_seeds(args.seeds), args.jobs if args.jobs is not None else (os.cpu_count() or 1),
+                   args.minutes)
+
+
+def _seeds_table(rep) -> str:
+    rows = [(r["seed"], r["status"], r.get("fmax_mhz", "-"), r.get("timing_met", "-"), r["minutes"])
+            for r in rep["seeds"]]
+    return ("\n\n" + table(rows, ("seed", "status", "Fmax MHz", "timing met", "minutes")) +
+            f"\n\nFmax over {rep['seeds_run']} seeds (one not routed counts as 0): median {rep['fmax_median_mhz']}, "
+            f"min {rep['fmax_min_mhz']}, max {rep['fmax_max_mhz']}; {rep['seeds_met']} met timing; "
+            f"the bitstream is seed {rep['seed']}'s")
 
 
 def add_parser(sub):
@@ -182,7 +210,7 @@ def run(args) -> Result:
     from fpga.presets import configure
     from fpga.report import describe_critical_path
     cfg, source = configure(given_values(args), args.preset)
-    rep = build(cfg, progress=not args.quiet, dry_run=args.dry_run, census=args.census) | source
+    rep = build(cfg, progress=not args.quiet, dry_run=args.dry_run, census=args.census, seeds=_seed_run(args)) | source
     if "census" in rep:
         lines = [f"{g['estimate_ns']:6.2f} ns {g['cells']:3d} cells {g['bits']:4d} bits  {g['register']}  (from {g['from']})"
                  for g in rep["census"]]
@@ -192,4 +220,5 @@ def run(args) -> Result:
     if "critical_path" in rep:
         shown["critical_path"] = describe_critical_path(rep["critical_path"])
     shown["preset"] = f"{rep['preset']} ({rep['preset_from']})" if rep["preset"] else "none (FpgaConfig's defaults)"
-    return Result(rep, table([(k, shown[k]) for k in BUILD_KEYS if k in shown]))
+    text = table([(k, shown[k]) for k in BUILD_KEYS if k in shown])
+    return Result(rep, text + (_seeds_table(rep) if "seeds" in rep else ""))
