@@ -64,6 +64,15 @@ def test_a_bad_presets_file_is_refused(tmp_path):
             load(path)
 
 
+def test_a_build_at_several_seeds_shows_its_median():
+    from fpga.presets import Preset, measured_fmax
+    one = {"fmax_mhz": 100.13, "seed": 6, "lut4": 1, "ff": 1, "commit": "abc1234"}
+    several = one | {"seeds": "1-5", "fmax_median_mhz": 97.68, "fmax_min_mhz": 0.0, "fmax_max_mhz": 100.13}
+    assert measured_fmax(Preset("a", "b", {}, one)) == "100.13 MHz (seed 6)"
+    assert measured_fmax(Preset("a", "b", {}, several)) == "median 97.68 MHz (min 0.00, max 100.13; seeds 1-5)"
+    assert measured_fmax(Preset("a", "b", {}, {})) == "not recorded"
+
+
 def test_the_target_preset_is_the_readme_line():
     assert get("target-100mhz").config() == flags_config(TARGET_LINE)
     assert get("net26").config() == flags_config(NET26_LINE)

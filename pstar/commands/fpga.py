@@ -151,8 +151,9 @@ def _presets_result() -> Result:
                      "default_for": default_of.get(name), "config": dataclasses.asdict(p.config()),
                      "measured": m})
     text = table(rows, ("preset", "board", "design", "what", "last measured Fmax", "LUT4", "commit"))
-    text += ("\n\n* the default of `pstar fpga build` for its board and design; figures are one build each "
-             "(pstar fpga presets --json has every field, docs/fpga.md what they mean)")
+    text += ("\n\n* the default of `pstar fpga build` for its board and design; figures are one build each, "
+             "or the median over the seeds shown (pstar fpga presets --json has every field, docs/fpga.md what "
+             "they mean)")
     return Result({"presets": data}, text)
 
 
