@@ -573,7 +573,8 @@ def _run_seeds(out_dir, env, log_path, prog, family, clock_mhz, seeds) -> tuple:
     if done.returncode != 0 or not (out_dir / "top.json").exists():
         prog.close()
         raise ParameterError(f"{diagnose(out_dir, 'top')} (log: {log_path})")
-    prog.set(f"placing and routing {len(seeds.seeds)} seeds, {seeds.jobs} at a time (nextpnr)")
+    n = len(seeds.seeds)
+    prog.set(f"placing and routing {n} seed{'s' if n > 1 else ''}, {min(seeds.jobs, n)} at a time (nextpnr)")
 
     def say(text):
         if prog.enabled:
