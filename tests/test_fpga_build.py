@@ -424,7 +424,7 @@ def test_sweeps_of_different_points_keep_each_others_rows(tmp_path, monkeypatch)
     assert "| 40.0 | router2, no wide LUTs |" in table and "| 40.0 | router1 |" in table
 
 
-@pytest.mark.slow
+@tiers.full_only("CI budget: CI builds one bitstream, the router's; multi-seed builds are benchmarks")
 def test_seeds_are_placed_and_routed_apart_and_the_best_kept(tmp_path):
     """`--seeds 1,2`: one synthesis, nextpnr per seed in its own folder (in parallel), the
     bitstream of the best seed, every seed's Fmax as its own report says, and their median; a
