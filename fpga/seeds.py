@@ -18,6 +18,7 @@ import os
 import pathlib
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import time
@@ -99,9 +100,19 @@ def _start(out_dir: pathlib.Path, line: str, seed: int, env: dict):
     for stale in ("report.json", "top.tim", "top.config", "top.asc", "top.bit", "top.bin"):
         (sdir / stale).unlink(missing_ok=True)
     log = open(sdir / "pnr.log", "w")
-    proc = subprocess.Popen(["sh", "-c", re.sub(r"--seed \d+", f"--seed {seed}", line)], cwd=sdir, env=env,
-                            stdout=log, stderr=subprocess.STDOUT)
+    # its own process group: a stop ends nextpnr, not only the shell that started it
+    proc = subprocess.Popen(["sh", "-c", "exec " + re.sub(r"--seed \d+", f"--seed {seed}", line)], cwd=sdir,
+                            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     return sdir, proc, log
+
+
+def _stop(proc) -> None:
+    """Kill a seed's process group (nextpnr and anything it started) and reap it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
 
 
 def _finished(sdir, proc, seed, minutes, family, clock_mhz) -> dict:
@@ -127,8 +138,7 @@ def place_and_route(out_dir: pathlib.Path, env: dict, family: str, clock_mhz: fl
             for seed, (sdir, proc, log, t0) in list(running.items()):
                 spent = (time.monotonic() - t0) / 60
                 if proc.poll() is None and run.minutes is not None and spent > run.minutes:
-                    proc.kill()
-                    proc.wait()
+                    _stop(proc)
                     rows[seed] = {"seed": seed, "minutes": round(spent, 1), "dir": str(sdir), "status": "stopped",
                                   "error": f"not routed in {run.minutes:g} minutes"}
                 elif proc.poll() is not None:
@@ -142,8 +152,7 @@ def place_and_route(out_dir: pathlib.Path, env: dict, family: str, clock_mhz: fl
                     f" ({r['minutes']} min; {len(rows)} of {len(run.seeds)} done)")
     finally:
         for sdir, proc, log, _ in running.values():      # interrupted: no nextpnr left behind
-            proc.kill()
-            proc.wait()
+            _stop(proc)
             log.close()
     ordered = [rows[s] for s in run.seeds]
     routed = [r for r in ordered if r["status"] == "routed" and r["fmax_mhz"] is not None]

@@ -2,6 +2,7 @@
 build of a small router design to a bitstream (so the flow cannot silently rot)."""
 import dataclasses
 import json
+import os
 import pathlib
 
 import pytest
@@ -452,6 +453,15 @@ def test_seeds_are_placed_and_routed_apart_and_the_best_kept(tmp_path):
     with pytest.raises(ParameterError, match=r"^seeds: no seed routed: 3: not routed in 0.001 minutes; 4: not"):
         build(dataclasses.replace(cfg, build_dir=str(tmp_path / "v")), progress=False,
               seeds=SeedRun((3, 4), jobs=1, minutes=0.001))
+    left = []                              # a stopped seed's nextpnr is gone, not left running
+    for proc in pathlib.Path("/proc").iterdir():
+        try:
+            if str(tmp_path / "v") in os.readlink(proc / "cwd"):
+                left.append(proc.name)
+        except OSError:
+            continue
+    assert not left, f"processes left in the stopped seeds' folders: {left}"
+
 
 
 @tiers.full_only("CI budget: CI builds one bitstream, the router's")
