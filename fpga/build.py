@@ -409,17 +409,24 @@ def source_commit(root: pathlib.Path | None = None) -> str | None:
     return head + ("-dirty" if changed else "")
 
 
-def _census_of(out_dir: pathlib.Path, env: dict, log_path: pathlib.Path, prog, count: int, t_start: float,
-               commit) -> dict:
-    """Synthesis alone (the build script's Yosys line), then the timing census of its netlist."""
-    from .logic_depth import census
+def _synthesize(out_dir: pathlib.Path, env: dict, log_path: pathlib.Path, prog) -> None:
+    """The build script's Yosys step alone (top.ys -> top.json), its output in the build log."""
     with open(log_path, "w") as log:
         prog.set("synthesizing (Yosys)")
         proc = subprocess.run([env["YOSYS"], "-q", "-l", "top.rpt", "top.ys"], cwd=out_dir, env=env, stdout=log,
                               stderr=subprocess.STDOUT)
-    prog.close()
     if proc.returncode != 0 or not (out_dir / "top.json").exists():
         raise ParameterError(f"{diagnose(out_dir, 'top')} (log: {log_path})")
+
+
+def _census_of(out_dir: pathlib.Path, env: dict, log_path: pathlib.Path, prog, count: int, t_start: float,
+               commit) -> dict:
+    """Synthesis alone (the build script's Yosys line), then the timing census of its netlist."""
+    from .logic_depth import census
+    try:
+        _synthesize(out_dir, env, log_path, prog)
+    finally:
+        prog.close()
     groups = census(str(out_dir / "top.json"))
     return {"census": [{"register": e.name, "estimate_ns": round(e.arrival_ns, 2), "bits": e.bits,
                         "cells": len(e.path) - 2, "from": e.path[0][0]} for e in groups[:count]],
@@ -565,14 +572,12 @@ def _run_script(out_dir, env, log_path, prog, packed, bitstream) -> pathlib.Path
 def _run_seeds(out_dir, env, log_path, prog, family, clock_mhz, seeds) -> tuple:
     """Synthesis once, then place and route at every seed (fpga/seeds.py); returns (the best
     seed's folder, its report fields: the best seed, every seed's row and their summary)."""
-    from .seeds import place_and_route, script_lines, summary
-    synth = script_lines(out_dir)["synth"]
-    with open(log_path, "w") as log:
-        prog.set("synthesizing (Yosys)")
-        done = subprocess.run(["sh", "-c", synth], cwd=out_dir, env=env, stdout=log, stderr=subprocess.STDOUT)
-    if done.returncode != 0 or not (out_dir / "top.json").exists():
+    from .seeds import place_and_route, summary
+    try:
+        _synthesize(out_dir, env, log_path, prog)
+    except ParameterError:
         prog.close()
-        raise ParameterError(f"{diagnose(out_dir, 'top')} (log: {log_path})")
+        raise
     n = len(seeds.seeds)
     prog.set(f"placing and routing {n} seed{'s' if n > 1 else ''}, {min(seeds.jobs, n)} at a time (nextpnr)")
 

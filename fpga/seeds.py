@@ -72,10 +72,10 @@ def parse_seeds(text: str) -> tuple:
 
 
 def script_lines(out_dir: pathlib.Path) -> dict:
-    """The build script's tool lines: {"synth", "pnr", "pack"}."""
+    """The build script's place-and-route and pack lines: {"pnr", "pack"}."""
     lines = (out_dir / "build_top.sh").read_text().splitlines()
     found = {}
-    for key, tools in (("synth", ("$YOSYS",)), ("pnr", ("$NEXTPNR_ECP5", "$NEXTPNR_ICE40")),
+    for key, tools in (("pnr", ("$NEXTPNR_ECP5", "$NEXTPNR_ICE40")),
                        ("pack", ("$ECPPACK", "$ICEPACK"))):
         found[key] = next((ln for ln in lines if any(ln.startswith(f'"{t}"') for t in tools)), None)
         if found[key] is None:
