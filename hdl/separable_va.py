@@ -88,6 +88,7 @@ def separable_va(m: Module, P: int, V: int, ovcs_of, req_valid, req_o, req_w, bu
 
     set_busy = [[Const(0, 1)] * V for _ in range(P)]
     granted = [[Const(0, 1)] * len(port_ovcs[i]) for i in range(P)]    # per port and slot, this cycle
+    g1 = [[Const(0, 1)] * len(port_ovcs[i]) for i in range(P)]         # the same, registered (G1)
     for o in range(P):
         for w in range(V):
             cand = [i for i in range(P) if (o, w) in slot[i]]
@@ -103,19 +104,16 @@ def separable_va(m: Module, P: int, V: int, ovcs_of, req_valid, req_o, req_w, bu
             set_busy[o][w] = s
             g = Signal(len(cand), name=f"sva_gnt_{o}_{w}")
             m.d.comb += g.eq(arb.grant & ok.replicate(len(cand)))
-            g1 = _reg(m, g, f"sva_g1_{o}_{w}")
+            g1_reg = _reg(m, g, f"sva_g1_{o}_{w}")
             for k, i in enumerate(cand):
                 granted[i][slot[i][o, w]] = g[k]
-                ports[i] = ports[i] + ((slot[i][o, w], g1[k]),)
+                g1[i][slot[i][o, w]] = g1_reg[k]
 
     won, won_w = [None] * (P * V), [None] * (P * V)
     for i in range(P):
-        launch, pend, pend_w, target, tslot, sreq, *g1_bits = ports[i]
+        launch, pend, pend_w, target, tslot, sreq = ports[i]
         m.d.sync += sreq.eq((sreq & ~Cat(*granted[i])) | target)
-        g1 = [Const(0, 1)] * len(port_ovcs[i])
-        for k, bit in g1_bits:
-            g1[k] = bit
-        g2 = _reg(m, Cat(*g1), f"sva_g2_{i}")
+        g2 = _reg(m, Cat(*g1[i]), f"sva_g2_{i}")
         for v in range(V):
             iv = i * V + v
             won[iv] = Cat(*[g2[slot[i][ow]] & tslot[v][slot[i][ow]] for ow in ovcs_of[iv]])
