@@ -22,9 +22,10 @@ from topologies.errors import ParameterError
 # contract does not import the routing logic (~0.5 s); tests/test_contract.py checks they agree
 VC_POLICY_NAMES = ("hops", "turns")
 
-# va_separable = 1: cycles from an input port's launch of a VC request to the cycle its answer is
-# applied (launch register, crossing register, output arbiter -> grant register, crossing register);
-# the VC may launch again only after it (docs/microarchitecture.md, "Separable VC allocation")
+# va_separable = 1: cycles from an input port's launch of a VC request to the cycle its grant is
+# applied when the output VC is free (launch register, crossing register, output arbiter -> grant
+# register, grant register at the port); a request waits at its output VC's arbiter until granted
+# (docs/microarchitecture.md, "Separable VC allocation")
 SEPARABLE_VA_TRIP = 4
 
 
@@ -110,8 +111,8 @@ class RouterParams:
         "cycles later")
     va_separable: int = param(
         0, 0, 1, "--va-separable", "1: separable pipelined VC allocation (each input port launches one request a "
-        "cycle, a P:1 arbiter per output VC, registers at both ends of each crossing: "
-        f"{SEPARABLE_VA_TRIP} more cycles per allocation, short paths)")
+        "cycle, which waits at a P:1 arbiter per output VC until granted; registers at both ends of each "
+        f"crossing: {SEPARABLE_VA_TRIP} more cycles per allocation, short paths)")
     va_choice_stage: int = param(
         0, 0, 1, "--va-choice-stage", "1: the VC choice reads last cycle's output VC state (the best free VC per "
         "output and class registered; the VA arbiters check 'free' again)")

@@ -3,8 +3,8 @@
 The one helper behind every registered hop of a stream: the link and credit latencies of a router's
 inputs (hdl/router.py), the link registers of a network netlist (hdl/network.py) and the register
 where a router's flit output meets a traffic top's checker (fpga/tops.py); and `count_down`, the
-cycles until a launched request's answer is back (hdl/separable_va.py); `register`, one stage of
-anything.
+cycles until a launched request's answer is back (the allocator variants of
+benchmarks/bench_va_ceiling.py); `register`, one stage of anything.
 """
 from __future__ import annotations
 

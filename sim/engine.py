@@ -40,7 +40,6 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
-from contract.params import SEPARABLE_VA_TRIP
 
 # routing modes
 MIN, NEXTHOP, POLARIZED, VALIANT, UGAL = 0, 1, 2, 3, 4
@@ -56,6 +55,14 @@ G_BAD_DST, G_BAD_EP, G_BODY, G_TAIL = 0, 1, 2, 3
 GARBAGE_KINDS = ("bad_dst", "bad_ep", "body", "tail")
 
 EV_INJECT, EV_CREDIT = 0, 1        # endpoint event kinds (etrace)
+
+# where an input VC's request is in the separable VC allocator (VCAllocator.sep_st)
+SEP_IDLE, SEP_L1, SEP_WAIT, SEP_G1, SEP_G2 = 0, 1, 2, 3, 4
+
+# va_separable: a busy output VC's key in the VC choice, above every free one's (occupancy +
+# priority), the same for all: a head asks also when every candidate is busy, for the first one
+# (hdl/router/vc_allocator.py, take_busy)
+BUSY_KEY = 1 << 20
 
 # Numba options of the stage functions: no reference counting (they allocate nothing and return no
 # array; NRT's atomic counts on the arrays of every structure passed to a call made the engine
@@ -140,17 +147,18 @@ class InputUnits(NamedTuple):
 
 class VCAllocator(NamedTuple):
     """VC allocator state. pend_o/pend_w[r, iv]: the request input VC iv made last cycle (-1:
-    none), arbitrated this cycle with va_stages = 2. va_separable = 1: sep_cnt[r, i, v] cycles
-    until input VC (i, v) may launch a request again; sep_ptr[r, i] the port's launch pointer;
-    sep_pipe[r, k, i] = (v, o, w) of port i's request (v = -1: none) launched k + 1 cycles ago
-    (k = 0, 1) or, k = 2, 3, granted at its output VC k - 1 cycles ago (va_ptr then points over
-    input ports)."""
+    none), arbitrated this cycle with va_stages = 2. va_separable = 1: sep_st[r, i, v] where
+    input VC (i, v)'s launched request is (SEP_IDLE: none; SEP_L1: launched last cycle; SEP_WAIT:
+    at its output VC's arbiter; SEP_G1, SEP_G2: granted 1 or 2 cycles ago), sep_o/sep_w[r, i, v]
+    its output VC (meaningful while sep_st != SEP_IDLE), sep_ptr[r, i] the port's launch pointer
+    (va_ptr then points over input ports)."""
     va_ptr: np.ndarray     # (n, P, V) round-robin pointer per output VC
     pend_o: np.ndarray     # (n, P * V)
     pend_w: np.ndarray     # (n, P * V)
-    sep_cnt: np.ndarray    # (n, P, V)
+    sep_st: np.ndarray     # (n, P, V)
+    sep_o: np.ndarray      # (n, P, V)
+    sep_w: np.ndarray      # (n, P, V)
     sep_ptr: np.ndarray    # (n, P)
-    sep_pipe: np.ndarray   # (n, 4, P, 3)
 
 
 class SwitchAllocator(NamedTuple):
@@ -265,7 +273,7 @@ class World(NamedTuple):
 
 
 class VAScratch(NamedTuple):
-    """Per-router temporaries of VC allocation (sizes P * V, sep_new (2, P, 3))."""
+    """Per-router temporaries of VC allocation (sizes P * V; sep_new (P, V))."""
     req_in: np.ndarray     # this cycle's requests: input VC i * V + v, output port, output VC
     req_o: np.ndarray
     req_w: np.ndarray
@@ -273,7 +281,7 @@ class VAScratch(NamedTuple):
     arb_o: np.ndarray
     arb_w: np.ndarray
     best_k: np.ndarray     # per output VC o * V + w: the winning request (-1 between routers)
-    sep_new: np.ndarray    # va_separable: this cycle's launches (0) and grants (1), (v, o, w)
+    sep_new: np.ndarray    # va_separable: per input VC, SEP_L1 launched / SEP_G1 granted this cycle, else 0
 
 
 class SAScratch(NamedTuple):
@@ -322,8 +330,9 @@ def new_routers(n: int, R: int, P: int, V: int, B: int) -> Routers:
                         alloc_o=_filled((n, P, V), -1, i4), alloc_w=_filled((n, P, V), -1, i4),
                         router_flits=_filled(n, 0), r_garbage=_filled(n, 0))
     va = VCAllocator(va_ptr=_filled((n, P, V), 0, i4), pend_o=_filled((n, P * V), -1, i4),
-                     pend_w=_filled((n, P * V), -1, i4), sep_cnt=_filled((n, P, V), 0, i4),
-                     sep_ptr=_filled((n, P), 0, i4), sep_pipe=_filled((n, 4, P, 3), -1, i4))
+                     pend_w=_filled((n, P * V), -1, i4), sep_st=_filled((n, P, V), SEP_IDLE, i4),
+                     sep_o=_filled((n, P, V), -1, i4), sep_w=_filled((n, P, V), -1, i4),
+                     sep_ptr=_filled((n, P), 0, i4))
     sa = SwitchAllocator(nom=_filled((n, P), -1, i4), gnt=_filled((n, P), -1, i4), in_ptr=_filled((n, P), 0, i4),
                          out_ptr=_filled((n, P), 0, i4))
     # the registered output state says "taken" (owner 0) before the first cycle, as the RTL's
@@ -344,7 +353,7 @@ def new_links(ring: int, cap: int) -> Links:
 
 def state_bytes(n: int, R: int, P: int, V: int, B: int) -> int:
     """Bytes of `new_routers(n, R, P, V, B)` (computed, not allocated)."""
-    per = P * V * B * (4 + 2) + P * V * 4 * 10 + P * 4 * 5 + 4 * P * 3 * 4 + 2 * 2 * R * V * 4 + 2 * 8
+    per = P * V * B * (4 + 2) + P * V * 4 * 12 + P * 4 * 5 + 2 * 2 * R * V * 4 + 2 * 8
     return n * per
 
 
@@ -366,13 +375,13 @@ def new_scratch(P: int, V: int) -> Scratch:
     NV = P * V
     names = ("req_in", "req_o", "req_w", "arb_in", "arb_o", "arb_w", "best_k", "sep_new", "in_choice",
              "best_in", "out_list", "snd_i", "snd_v")
-    sizes = (NV,) * 7 + (6 * P,) + (P,) * 5
+    sizes = (NV,) * 8 + (P,) * 5
     block = np.full(sum(sizes), -1, dtype=np.int64)
     part, k = {}, 0
     for name, size in zip(names, sizes):
         part[name] = block[k:k + size]
         k += size
-    part["sep_new"] = part["sep_new"].reshape(2, P, 3)
+    part["sep_new"] = part["sep_new"].reshape(P, V)
     done = np.zeros((2, P), dtype=np.bool_)
     vtmp = VAScratch(**{f: part[f] for f in VAScratch._fields})
     stmp = SAScratch(in_done=done[0], out_done=done[1], **{f: part[f] for f in SAScratch._fields if f in part})
@@ -530,8 +539,9 @@ def _class_vcs(cin, step, crange, C):
 
 @_stage
 def choose_vc(r, cin, step, head, cfg, tables, credits, owner):
-    """Best free (port, vc) among the routing candidates for a head at router r, or (-1, -1).
-    head = (source router, destination router, intermediate router, phase).
+    """Best free (port, vc) among the routing candidates for a head at router r, or (-1, -1)
+    (va_separable: if none is free, the first busy one). head = (source router, destination
+    router, intermediate router, phase).
 
     Candidate order and selection: minimum of occupancy + priority, ties to the lowest port,
     then the lowest VC. The VCs of output p are those of class min(cin + step[p], C - 1): cin is
@@ -540,6 +550,7 @@ def choose_vc(r, cin, step, head, cfg, tables, credits, owner):
     down-then-up turn for `turns`, 0 at a local input)."""
     src_r, dst_r, inter, phase = head
     mode, B, C, crange = cfg.mode, cfg.B, cfg.classes, tables.crange
+    busy_key = BUSY_KEY if cfg.va_separable == 1 else -1     # < 0: a busy VC is no candidate
     nbr_r = tables.nbr_r
     best_p = -1
     best_w = -1
@@ -548,11 +559,14 @@ def choose_vc(r, cin, step, head, cfg, tables, credits, owner):
         p = _next_port(tables, r, dst_r)
         w0, w1 = _class_vcs(cin, step[p], crange, C)
         for w in range(w0, w1):
-            if owner[r, p, w] < 0:
-                key = B - credits[r, p, w]
-                if key < best_key:
-                    best_key = key
-                    best_w = w
+            key = B - credits[r, p, w]
+            if owner[r, p, w] >= 0:
+                if busy_key < 0:
+                    continue
+                key = busy_key
+            if key < best_key:
+                best_key = key
+                best_w = w
         return (p, best_w) if best_w >= 0 else (-1, -1)
     if mode == POLARIZED and phase == 1:
         for p in range(cfg.R):
@@ -561,9 +575,11 @@ def choose_vc(r, cin, step, head, cfg, tables, credits, owner):
                 continue
             w0, w1 = _class_vcs(cin, step[p], crange, C)
             for w in range(w0, w1):
-                if owner[r, p, w] >= 0:
-                    continue
                 key = (B - credits[r, p, w]) + tables.pen[dmu + 2]
+                if owner[r, p, w] >= 0:
+                    if busy_key < 0:
+                        continue
+                    key = busy_key
                 if key < best_key:
                     best_key = key
                     best_p = p
@@ -584,9 +600,11 @@ def choose_vc(r, cin, step, head, cfg, tables, credits, owner):
         port_w = -1
         port_key = best_key
         for w in range(w0, w1):
-            if owner[r, p, w] >= 0:
-                continue
             key = B - credits[r, p, w]
+            if owner[r, p, w] >= 0:
+                if busy_key < 0:
+                    continue
+                key = busy_key
             if key < port_key:
                 port_key = key
                 port_w = w
@@ -868,7 +886,10 @@ def route_heads(r, t, cfg, tables, rt, packets, vtmp):
                         w = ww
                         break
                 if w < 0:
-                    o = -1
+                    if cfg.va_separable == 1:
+                        w = 0          # every local VC busy: wait for VC 0
+                    else:
+                        o = -1
             else:
                 cin = 0 if i >= cfg.R else tables.vcls[v]
                 if cfg.va_choice_stage == 0:
@@ -989,90 +1010,88 @@ def central_va(r, cfg, va, vtmp, narb):
 @_stage
 def _separable_va(r, cfg, rt, vtmp, narb):
     """One cycle of the separable VC allocator (va_separable = 1), from start-of-cycle state;
-    writes this cycle's launches to sep_new[0] and its output-VC grants to sep_new[1]. apply_va
-    applies them, and the grants that come back, after the switch allocator.
+    marks this cycle's grants and launches in sep_new (SEP_G1, SEP_L1) and writes a launch's
+    output VC to sep_o/sep_w; _apply_separable moves the requests on after the switch allocator.
 
-    Output stage: per output VC a round-robin arbiter over the input ports whose request launched
-    two cycles ago targets it; it grants only while the output VC is free (else its pointer
-    stays). Launch stage: per input port a round-robin arbiter over its VCs with a request and no
-    request in flight (sep_cnt = 0) launches one."""
+    Output stage: per output VC a round-robin arbiter over the input ports with a request waiting
+    at it (SEP_WAIT); it grants only while the output VC is free (else its pointer stays). Launch
+    stage: per input port a round-robin arbiter over its VCs with a request, none of their own in
+    the allocator (SEP_IDLE) and no other VC of the port in the allocator for the same output VC
+    (a grant names a port and an output VC) launches one."""
     arb_in, arb_o, arb_w = vtmp.arb_in, vtmp.arb_o, vtmp.arb_w
     P, V = cfg.P, cfg.V
     va, owner = rt.va, rt.outputs.owner
-    sep_pipe, sep_new, best_p = va.sep_pipe, vtmp.sep_new, vtmp.best_k
-    for i in range(P):
-        sep_new[0, i, 0] = -1
-        sep_new[1, i, 0] = -1
-        v = sep_pipe[r, 1, i, 0]
-        if v < 0:
-            continue
-        o = sep_pipe[r, 1, i, 1]
-        w = sep_pipe[r, 1, i, 2]
-        if owner[r, o, w] >= 0:
-            continue
-        ov = o * V + w
-        ptr = va.va_ptr[r, o, w]
-        b = best_p[ov]
-        if b < 0 or (i - ptr) % P < (b - ptr) % P:
-            best_p[ov] = i
-    for i in range(P):
-        v = sep_pipe[r, 1, i, 0]
-        if v < 0:
-            continue
-        o = sep_pipe[r, 1, i, 1]
-        w = sep_pipe[r, 1, i, 2]
-        if best_p[o * V + w] == i:
-            sep_new[1, i, 0] = v
-            sep_new[1, i, 1] = o
-            sep_new[1, i, 2] = w
-            va.va_ptr[r, o, w] = (i + 1) % P
-    for i in range(P):
-        v = sep_pipe[r, 1, i, 0]
-        if v >= 0:
-            best_p[sep_pipe[r, 1, i, 1] * V + sep_pipe[r, 1, i, 2]] = -1
-    for k in range(narb):
-        i = arb_in[k] // V
-        v = arb_in[k] % V
-        if va.sep_cnt[r, i, v] != 0:
-            continue
-        ptr = va.sep_ptr[r, i]
-        b = sep_new[0, i, 0]
-        if b < 0 or (v - ptr) % V < (b - ptr) % V:
-            sep_new[0, i, 0] = v
-            sep_new[0, i, 1] = arb_o[k]
-            sep_new[0, i, 2] = arb_w[k]
+    st, act, best_p = va.sep_st, vtmp.sep_new, vtmp.best_k
     for i in range(P):
         for v in range(V):
-            if va.sep_cnt[r, i, v] > 0:
-                va.sep_cnt[r, i, v] -= 1
-        v = sep_new[0, i, 0]
-        if v >= 0:
-            va.sep_cnt[r, i, v] = SEPARABLE_VA_TRIP
+            act[i, v] = 0
+            if st[r, i, v] != SEP_WAIT or owner[r, va.sep_o[r, i, v], va.sep_w[r, i, v]] >= 0:
+                continue
+            o = va.sep_o[r, i, v]
+            w = va.sep_w[r, i, v]
+            ptr = va.va_ptr[r, o, w]
+            b = best_p[o * V + w]
+            if b < 0 or (i - ptr) % P < (b - ptr) % P:
+                best_p[o * V + w] = i
+    for i in range(P):
+        for v in range(V):
+            if st[r, i, v] == SEP_WAIT and best_p[va.sep_o[r, i, v] * V + va.sep_w[r, i, v]] == i:
+                act[i, v] = SEP_G1
+                va.va_ptr[r, va.sep_o[r, i, v], va.sep_w[r, i, v]] = (i + 1) % P
+    for i in range(P):
+        for v in range(V):
+            if st[r, i, v] == SEP_WAIT:
+                best_p[va.sep_o[r, i, v] * V + va.sep_w[r, i, v]] = -1
+    for k in range(narb):          # best_p[i]: the request port i launches (index k)
+        i = arb_in[k] // V
+        v = arb_in[k] % V
+        if st[r, i, v] != SEP_IDLE or _sep_clash(r, i, v, arb_o[k], arb_w[k], V, va):
+            continue
+        ptr = va.sep_ptr[r, i]
+        b = best_p[i]
+        if b < 0 or (v - ptr) % V < (arb_in[b] % V - ptr) % V:
+            best_p[i] = k
+    for i in range(P):
+        k = best_p[i]
+        if k >= 0:
+            v = arb_in[k] % V
+            act[i, v] = SEP_L1
+            va.sep_o[r, i, v] = arb_o[k]
+            va.sep_w[r, i, v] = arb_w[k]
             va.sep_ptr[r, i] = (v + 1) % V
+            best_p[i] = -1
+
+
+@_inline
+def _sep_clash(r, i, v, o, w, V, va):
+    """Another VC of port i has a request in the separable allocator for output VC (o, w)."""
+    for u in range(V):
+        if u != v and va.sep_st[r, i, u] != SEP_IDLE and va.sep_o[r, i, u] == o and va.sep_w[r, i, u] == w:
+            return True
+    return False
 
 
 @_stage
 def _apply_separable(r, cfg, rt, vtmp):
-    """va_separable: the grants back across the router allocate their input VCs, this cycle's
-    output-VC grants take their output VCs (busy from t + 1), and the pipeline shifts."""
+    """va_separable: a grant two cycles old allocates its input VC, this cycle's grants take their
+    output VCs (busy from t + 1), and every request moves one step on."""
     moved = False
-    inputs, sep_pipe, sep_new = rt.inputs, rt.va.sep_pipe, vtmp.sep_new
+    inputs, va, act = rt.inputs, rt.va, vtmp.sep_new
     for i in range(cfg.P):
-        v = sep_pipe[r, 3, i, 0]
-        if v >= 0:
-            inputs.alloc_o[r, i, v] = sep_pipe[r, 3, i, 1]
-            inputs.alloc_w[r, i, v] = sep_pipe[r, 3, i, 2]
-            moved = True
-        v = sep_new[1, i, 0]
-        if v >= 0:
-            rt.outputs.owner[r, sep_new[1, i, 1], sep_new[1, i, 2]] = i * cfg.V + v
-    for k in range(3, 0, -1):
-        for i in range(cfg.P):
-            for x in range(3):
-                sep_pipe[r, k, i, x] = sep_pipe[r, k - 1, i, x] if k != 2 else sep_new[1, i, x]
-    for i in range(cfg.P):
-        for x in range(3):
-            sep_pipe[r, 0, i, x] = sep_new[0, i, x]
+        for v in range(cfg.V):
+            s = va.sep_st[r, i, v]
+            if s == SEP_G2:
+                inputs.alloc_o[r, i, v] = va.sep_o[r, i, v]
+                inputs.alloc_w[r, i, v] = va.sep_w[r, i, v]
+                va.sep_st[r, i, v] = SEP_IDLE
+                moved = True
+            elif s == SEP_G1 or s == SEP_L1:
+                va.sep_st[r, i, v] = s + 1
+            elif act[i, v] == SEP_G1:
+                rt.outputs.owner[r, va.sep_o[r, i, v], va.sep_w[r, i, v]] = i * cfg.V + v
+                va.sep_st[r, i, v] = SEP_G1
+            elif act[i, v] == SEP_L1:
+                va.sep_st[r, i, v] = SEP_L1
     return moved
 
 

@@ -38,6 +38,9 @@ FULL = tiers.full_only("long proof")
 FPGA_TARGET = {"va_stages": 2, "va_separable": 1, "va_choice_stage": 1, "sa_stages": 3, "st_stage": 2,
                "link_latency": 3, "credit_latency": 3}
 
+# the VC allocator of fpga/presets.toml target-100mhz
+SEPARABLE_VA = {"va_separable": 1, "va_stages": 2, "va_choice_stage": 1}
+
 # the pipeline of fpga/presets.toml net26 (central VA)
 NET26 = {"va_stages": 2, "sa_stages": 2, "st_stage": 1}
 
@@ -53,6 +56,8 @@ PROOFS = [
     ("va_choice_stage", lambda: va_harness(3, 4, va_choice_stage=1), 1, "", True),
     ("va_stages2_choice_stage", lambda: va_harness(3, 4, va_stages=2, va_choice_stage=1), 1, "", False),
     ("va_separable", lambda: va_harness(3, 4, va_separable=1), 5, "", False),
+    # a head's bounded waiting at the separable VA (the FPGA target's: registered requests and choice)
+    ("va_separable_bounded_waiting", lambda: va_waiting_harness(3, 4, hold=3, **SEPARABLE_VA)[:2], 3, "", False),
     ("sa_one_stage", lambda: sa_harness(3, 4), 1, "", False),
     ("sa_one_stage_two_iters", lambda: sa_harness(3, 4, alloc_iters=2), 1, "", False),
     ("sa_two_stages", lambda: sa_harness(3, 4, sa_stages=2), 1, "", False),
@@ -162,21 +167,11 @@ def _va_waiting(name, params, tmp_path):
 def test_central_va_bounds_a_heads_waiting(tmp_path):
     """The central allocator with registered requests and choice (the net26 preset's VA) gives
     the head's output VC to others at most n times in these cycles (proved unbounded in the
-    router: `_va_fairness`). The control for the next test: the same harness passes here."""
+    router: `_va_fairness`; the separable allocator's, unbounded in the same harness:
+    `va_separable_bounded_waiting`)."""
     r = _va_waiting("va_waiting_central", {"va_stages": 2, "va_choice_stage": 1}, tmp_path)
     assert r.passed, f"va_waiting_central: {r.status}, log {r.log}"
 
-
-@FULL
-def test_separable_va_can_starve_a_head(tmp_path):
-    """A known defect (docs/hdl.md, "Not proved"), kept as a test so that it is not forgotten:
-    the separable allocator (the FPGA target's) gives a waiting head's output VC to other input
-    VCs more than n times. Its requests reach the output VC's arbiter for one cycle per trip
-    and a head asks only while its output VC looks free, so a rival that launched while the head
-    was on its way takes each freed VC; the arbiter's pointer never sees the head. When the
-    allocator keeps requests at its arbiters, this fails: replace it with the proof."""
-    r = _va_waiting("va_waiting_separable", {"va_separable": 1, "va_stages": 2, "va_choice_stage": 1}, tmp_path)
-    assert not r.passed and r.status.startswith("(FAIL"), f"va_waiting_separable: {r.status}, log {r.log}"
 
 # ---- planted bugs: each must make its proof fail with a counterexample ----
 
@@ -302,6 +297,15 @@ class StuckPointerSA(SwitchAllocator):
         return m
 
 
+class StuckOutputPointerSVA(VCAllocator):
+    """The separable VA's output arbiters' pointers never move (a port before the head's in
+    round-robin order wins its output VC for ever)."""
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        m.d.comb += [arb.commit.eq(0) for name, (arb, _) in m._named_submodules.items() if name.startswith("sva_out_")]
+        return m
+
+
 class StuckPointerVA(VCAllocator):
     """The output VCs' round-robin pointers never move (a head can lose its VC for ever)."""
     def elaborate(self, platform):
@@ -417,6 +421,16 @@ BROKEN = [
 def test_planted_bug_fails_its_proof(name, make, k, script, tmp_path):
     r = _run(name, make, k, script, tmp_path)
     assert not r.passed and "FAIL" in r.status, f"{name}: {r.status}, log {r.log}"
+
+
+@FULL
+def test_stuck_output_pointer_breaks_separable_waiting(tmp_path):
+    """The separable VA's bounded waiting with its output arbiters' pointers stuck: the port
+    before the head's keeps winning, and the potential L + D <= n fails 19 cycles from reset
+    (BMC: the head's five losses take 4 cycles each, beyond the proof's k = 3)."""
+    r = _run("va_separable_stuck_output_pointer", lambda: va_waiting_harness(
+        3, 4, hold=3, allocator_cls=StuckOutputPointerSVA, **SEPARABLE_VA)[:2], 20, "", tmp_path, mode="bmc")
+    assert not r.passed and "FAIL" in r.status, f"va_separable_stuck_output_pointer: {r.status}, log {r.log}"
 
 
 class SpeculativeSA(SwitchAllocator):

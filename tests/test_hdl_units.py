@@ -483,7 +483,7 @@ def test_flit_layout_carries_the_optional_fields_the_unit_reads():
 
 @pytest.mark.parametrize("trip", [1, 2, 4])
 def test_count_down_idle_flag_is_the_counter_at_zero(trip):
-    """`count_down`'s idle register (what the separable VA's launch reads) equals `counter == 0`
+    """`count_down`'s idle register (what bench_va_ceiling's launch stages read) equals `counter == 0`
     in every cycle, under launches at random times, also while the counter runs."""
     from hdl.delay import count_down
     m = Module()

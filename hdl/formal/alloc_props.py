@@ -38,7 +38,7 @@ from amaranth.hdl import Assert, Assume, Cat, Const, Module, Mux, Signal
 from contract.flit import flit_layout
 from contract.params import RouterParams
 
-from .internals import open_up
+from .internals import open_up, signal
 
 
 def router_shape(V: int = 3, B: int = 4, **params):
@@ -69,19 +69,87 @@ def _onehot0(x):
 
 
 def va_harness(V: int = 3, B: int = 4, allocator_cls=None, **params):
-    m, free, _ = _va_env(V, B, allocator_cls, params)
+    m, free, *_ = _va_env(V, B, allocator_cls, params)
     return m, free
 
 
+def separable_va_invariants(m, shape, ovcs_of, vs):
+    """va_separable: the requests in the separable VC allocator (`hdl.separable_va`, its signals
+    `vs` by name) of a router shaped `shape`. A registered choice (va_choice_stage) is a VC of its
+    class; a registered request (va_stages 2) is for an output VC its input VC can hold.
+    Per input VC (i, v) with a request in the allocator (`sva_pend`): that output VC
+    (`sva_pend_o/w`) one it can hold, and no other VC of port i in it for the same output VC.
+    The request is in exactly one place: the launch register L1 (`sva_l1_vc`, the same output VC
+    beside it, its slot `sva_tslot` still empty) or, from then on, its slot one-hot at that output
+    VC and exactly one of: waiting at the output VC's arbiter (`sva_sreq`), granted (G1,
+    `sva_g1_*`) or granted and back at the port (G2, `sva_g2_*`). Nothing is in these for a slot
+    no request holds. Returns per output VC (o, w) the bits of its grants in flight (G1, G2)."""
+    P, V, prm = shape.P, shape.V, shape.params
+    inflight, g1_of, cand = {}, {}, {}
+    if prm.va_choice_stage:
+        for o in range(shape.R):
+            for c in range(shape.C):
+                with m.If(signal(vs, f"vbest_reg_{o}_{c}_v")):
+                    m.d.comb += Assert(Cat(*[signal(vs, f"vbest_reg_{o}_{c}_w") == w
+                                             for w in range(V) if shape.vc_class[w] == c]).any())
+    for i in range(P):
+        for ow in {ow for v in range(V) for ow in ovcs_of[i * V + v]}:
+            cand.setdefault(ow, []).append(i)
+    for (o, w), ports in cand.items():
+        g1 = signal(vs, f"sva_g1_{o}_{w}")
+        for k, i in enumerate(sorted(ports)):
+            g1_of[i, (o, w)] = g1[k]
+            inflight.setdefault((o, w), []).append(g1[k])
+    for i in range(P):
+        ovcs = [ovcs_of[i * V + v] for v in range(V)]
+        port_ovcs = sorted(set().union(*ovcs))
+        l1 = signal(vs, f"sva_l1_vc_{i}")
+        sreq, g2 = signal(vs, f"sva_sreq_{i}"), signal(vs, f"sva_g2_{i}")
+        pend = [signal(vs, f"sva_pend_{i}_{v}") for v in range(V)]
+        po = [signal(vs, f"sva_pend_o_{i}_{v}") for v in range(V)]
+        pw = [signal(vs, f"sva_pend_w_{i}_{v}") for v in range(V)]
+        tslot = [signal(vs, f"sva_tslot_{i}_{v}") for v in range(V)]
+        m.d.comb += Assert(_onehot0(l1))
+        for v in range(V):
+            def holds(o_sig, w_sig):
+                return Cat(*[(o_sig == o) & (w_sig == w) for o, w in ovcs[v]]).any()
+            if prm.va_stages == 2:
+                with m.If(signal(vs, f"va2_v_{i}_{v}")):
+                    m.d.comb += Assert(holds(signal(vs, f"va2_o_{i}_{v}"), signal(vs, f"va2_w_{i}_{v}")))
+            m.d.comb += [Assert(_onehot0(tslot[v])), Assert(~l1[v] | pend[v] & (tslot[v] == 0)),
+                         Assert(~pend[v] | l1[v] | tslot[v].any()), Assert(pend[v] | (tslot[v] == 0))]
+            with m.If(l1[v]):
+                m.d.comb += [Assert(signal(vs, f"sva_l1_o_{i}") == po[v]), Assert(signal(vs, f"sva_l1_w_{i}") == pw[v])]
+            with m.If(pend[v]):
+                m.d.comb += Assert(holds(po[v], pw[v]))
+                for u in range(v + 1, V):
+                    m.d.comb += Assert(~pend[u] | (po[u] != po[v]) | (pw[u] != pw[v]))
+            for n, (o, w) in enumerate(port_ovcs):
+                if (o, w) not in ovcs[v]:
+                    m.d.comb += Assert(~tslot[v][n])
+                    continue
+                with m.If(tslot[v][n]):
+                    m.d.comb += [Assert((po[v] == o) & (pw[v] == w)),
+                                 Assert(sreq[n].as_unsigned() + g1_of[i, (o, w)] + g2[n] == 1)]
+        for n, (o, w) in enumerate(port_ovcs):
+            held = Cat(*[tslot[v][n] for v in range(V)]).any()
+            m.d.comb += Assert(held | ~(sreq[n] | g1_of[i, (o, w)] | g2[n]))
+            inflight[(o, w)].append(g2[n])
+    return inflight
+
+
 def _va_env(V, B, allocator_cls, params):
-    """va_harness's module, free inputs and allocator (its assertions included)."""
+    """va_harness's module, free inputs and allocator (its assertions included), the allocator's
+    elaborated module and its signals by name."""
     from ..router.vc_allocator import VCAllocator
     shape, vcmap = router_shape(V, B, **params)
     P, R = shape.P, shape.R
     m = Module()
     dut = (allocator_cls or VCAllocator)(shape, vcmap)
-    inner, _ = open_up(dut)
+    inner, vs = open_up(dut)
     m.submodules.dut = inner
+    if params.get("va_separable"):
+        separable_va_invariants(m, shape, vcmap.ovcs_of, vs)
     free = []
     req = [[Signal(name=f"req_{i}_{v}") for v in range(V)] for i in range(P)]
     route = [[Signal(R, name=f"route_{i}_{v}") for v in range(V)] for i in range(P)]
@@ -146,30 +214,33 @@ def _va_env(V, B, allocator_cls, params):
                         else:
                             ok = Const(0, 1)
                         m.d.comb += Assert(a_req[i][v] & ok)
-    return m, free, dut
+    return m, free, dut, inner, vs
 
 
-def va_waiting_harness(V: int = 3, B: int = 4, hold: int = 3, **params):
-    """Bounded waiting of a VC allocator alone (`va_harness`'s environment and assertions):
-    input VC X = (1, 0) asks, from reset until it wins, for output port 0 only, so for the one
-    output VC (0, w) of its next class; every other input VC's request is free, but a head's
-    request stays, unchanged, until its input VC is granted (as the router's fronts do), and an
-    output VC stays busy at least `hold` cycles (its packet's flits). Asserted: while X waits,
-    (0, w) goes to other input VCs at most n times, n the input VCs that can hold it (what
-    `router_props._va_fairness` proves in the router for the central allocator with registered
-    requests). For `mode bmc`; returns (module, free inputs, n)."""
+def va_waiting_harness(V: int = 3, B: int = 4, hold: int = 3, allocator_cls=None, **params):
+    """Bounded waiting of a VC allocator alone (`va_harness`'s environment and assertions): input
+    VC X = (1, 0), whenever it asks (from cycle 1 on), asks for output port 0 only, so for the
+    one output VC (0, w) of its next class; every input VC's request (X's too) is otherwise free,
+    but a head's request stays, unchanged, until its input VC is granted (as the router's fronts
+    do), and an output VC stays busy at least `hold` cycles (its packet's flits). Asserted: while
+    X waits, (0, w) goes to other input VCs at most n times, n the input VCs that can hold it
+    (what `router_props._va_fairness` proves in the router for the central allocator). For the
+    separable allocator (hold >= 3, no other VC of X's port can hold (0, w)) with the potential
+    that makes it inductive (`_separable_waiting`). Returns (module, free inputs, n)."""
     if hold < 1:
         raise ValueError(f"hold={hold}: an output VC is busy at least 1 cycle")
-    m, free, dut = _va_env(V, B, None, params)
+    m, free, dut, inner, vs = _va_env(V, B, allocator_cls, params)
     shape, vcmap = router_shape(V, B, **params)
-    P, R = shape.P, shape.R
+    P = shape.P
     by = {s.name: s for s in free}
     x, o = 1 * V + 0, 0
     w = next(w for w in range(V) if (o, w) in vcmap.ovcs_of[x])
     n = len(vcmap.holders[(o, w)])
-    waiting = Signal(init=1)
-    m.d.sync += waiting.eq(waiting & ~dut.grant[1][0][o * V + w])
-    m.d.comb += Assume(~waiting | (by["req_1_0"] & (by["route_1_0"] == 1 << o) & ~by["eject_1_0"]))
+    after_reset = Signal()
+    m.d.sync += after_reset.eq(1)
+    waiting = by["req_1_0"]
+    won = dut.grant[1][0][o * V + w]
+    m.d.comb += [Assume(~waiting | after_reset), Assume(~waiting | ((by["route_1_0"] == 1 << o) & ~by["eject_1_0"]))]
     for i in range(P):
         for v in range(V):
             now = [by[f"req_{i}_{v}"], by[f"route_{i}_{v}"], by[f"eject_{i}_{v}"]]
@@ -179,16 +250,104 @@ def va_waiting_harness(V: int = 3, B: int = 4, hold: int = 3, **params):
             with m.If(was[0] & ~granted):
                 m.d.comb += Assume(Cat(*now) == Cat(*was))
             m.d.comb += Assume(now[1] != 0)
+    age = {}
     for oo in range(P):
         for ww in range(V):
-            age = Signal(range(hold + 1), name=f"busy_age_{oo}_{ww}")     # cycles busy, saturating
-            m.d.sync += age.eq(Mux(dut.taken[oo][ww], 1, Mux(age < hold, age + 1, age)))
-            m.d.comb += Assume(~by[f"release_{oo}"][ww] | (age >= hold))
+            age[oo, ww] = Signal(range(hold + 1), name=f"busy_age_{oo}_{ww}")     # cycles busy, saturating
+            m.d.sync += age[oo, ww].eq(Mux(dut.taken[oo][ww], 1, Mux(age[oo, ww] < hold, age[oo, ww] + 1, age[oo, ww])))
+            m.d.comb += Assume(~by[f"release_{oo}"][ww] | (age[oo, ww] >= hold))
     others = Cat(*[dut.grant[i][v][o * V + w] for i in range(P) for v in range(V) if i * V + v != x])
-    lost = Signal(range(n + 2))
-    m.d.sync += lost.eq(Mux(waiting & others.any() & (lost <= n), lost + 1, lost))
+    lost = Signal(range(n + 2), name="lost")
+    m.d.sync += lost.eq(Mux(waiting & ~won, Mux(others.any() & (lost <= n), lost + 1, lost), 0))
     m.d.comb += Assert(lost <= n)
+    if params.get("va_separable"):
+        env = {"m": m, "vs": vs, "after_reset": after_reset, "inner": inner, "shape": shape, "vcmap": vcmap, "dut": dut, "waiting": waiting,
+               "won": won, "others": others, "lost": lost, "ow": (o, w), "n": n, "hold": hold,
+               "busy": by[f"busy_{o}"][w] if f"busy_{o}" in by else None, "age": age[o, w]}
+        _separable_waiting(env)
     return m, free, n
+
+
+def _separable_waiting(e):
+    """The separable allocator's bounded waiting as a k-inductive potential. X = input VC (1, 0)
+    waits for (o, w), whose output arbiter has the candidate ports `ports`, X's port at index k;
+    D is that arbiter's round-robin distance from its pointer to port 1; L = grants of (o, w) to
+    other ports counted so far: those applied (`lost`) plus one on its way (G1 or G2). A grant
+    makes (o, w) busy for `hold` >= 3 cycles, so grants are at least 4 cycles apart.
+      * Before X's launch (not `pend`): its registered request is at its port's launch arbiter
+        from its second cycle of waiting (va_stages 2), and each cycle without its launch is the
+        launch of a VC of port 1 between the port's pointer and X: t - 1 + Dp <= V - 1 (t cycles
+        waited, Dp the launch arbiter's distance to X), so X launches by t = V and reaches the
+        output arbiter by t = V + 2. The grants counted by then lie in cycles -2 .. V + 1 (one
+        may be on its way when X starts): at most 2, and after one D <= |ports| - 2.
+      * At the output arbiter (`sreq`) each grant to another port is to one between the pointer
+        and X: L + D <= n stays. Granted (G1, G2), (o, w) is X's."""
+    m, vs, shape, V = e["m"], e["vs"], e["shape"], e["shape"].V
+    (o, w), n, lost, waiting = e["ow"], e["n"], e["lost"], e["waiting"]
+    if e["hold"] < 3:
+        raise ValueError("separable waiting: hold >= 3 (a grant is applied 2 cycles after it)")
+    holders = e["vcmap"].holders[(o, w)]
+    ports = sorted({iv // V for iv, _ in holders})
+    if len(ports) != n or [iv for iv, _ in holders if iv // V == 1] != [V]:
+        raise ValueError("separable waiting: one VC per input port can hold (o, w)")
+    k = ports.index(1)
+
+    def slot(i):
+        return sorted({ow for v in range(V) for ow in e["vcmap"].ovcs_of[i * V + v]}).index((o, w))
+    pend, l1 = signal(vs, "sva_pend_1_0"), signal(vs, "sva_l1_vc_1")[0]
+    sreq, g2 = signal(vs, "sva_sreq_1")[slot(1)], signal(vs, "sva_g2_1")[slot(1)]
+    g1_all = signal(vs, f"sva_g1_{o}_{w}")
+    g1 = g1_all[k]
+    fly_g1 = Cat(*[g1_all[j] for j in range(len(ports)) if j != k]).any()
+    fly_g2 = Cat(*[signal(vs, f"sva_g2_{i}")[slot(i)] for i in ports if i != 1]).any()
+    gnt = signal(vs, f"sva_gnt_{o}_{w}")
+    from .internals import ptr_dist, submodule
+    masks = [(submodule(e["inner"], f"sva_out_{o}_{w}").mask, len(ports)), (submodule(e["inner"], "sva_port_1").mask, V)]
+    m.d.comb += [Assert(((mask << 1)[:size] & ~mask) == 0) for mask, size in masks]      # thermometers
+    d_out = ptr_dist(m, masks[0][0], k, len(ports), "wait_d_out")
+    d_port = ptr_dist(m, masks[1][0], 0, V, "wait_d_port")
+    going = waiting & ~e["won"]
+    t = Signal(range(16), name="wait_t")                    # cycles waited, saturating
+    m.d.sync += t.eq(Mux(going, Mux(t < 15, t + 1, t), 0))
+    count = Signal(range(n + 3), name="wait_count")         # L
+    m.d.comb += count.eq(lost + (fly_g1 | fly_g2))
+    since = Signal(range(16), name="wait_since_grant", init=15)     # cycles since (o, w)'s last grant
+    m.d.sync += since.eq(Mux(gnt.any(), 1, Mux(since < 15, since + 1, since)))
+    busy, age = e["dut"].busy[o][w], e["age"]
+    with m.If((since >= 1) & (since <= 3)):
+        m.d.comb += [Assert(busy), Assert(age == since)]
+    m.d.comb += [Assert(since >= 1), Assert(g1_all.any() == (since == 1)),
+                 Assert(Cat(*[signal(vs, f"sva_g2_{i}")[slot(i)] for i in ports]).any() == (since == 2))]
+    late = int(shape.params.va_stages == 2)      # cycles from X's ask to its port's launch arbiter
+    if shape.params.va_choice_stage:             # the registered choice: valid from cycle 1 (busy VCs too)
+        c = e["vcmap"].next_class(V, o)
+        m.d.comb += Assert(~e["after_reset"] | signal(vs, f"vbest_reg_{o}_{c}_v"))
+    m.d.comb += Assert(~pend | waiting)
+    if late:
+        m.d.comb += Assert(~signal(vs, "va2_v_1_0") | waiting)
+    with m.If(going):
+        with m.If(~pend):
+            m.d.comb += Assert(t <= V - 1 + late)
+            with m.If(t >= late):
+                m.d.comb += Assert(t - late + d_port <= V - 1)
+                if late:
+                    m.d.comb += Assert(signal(vs, "va2_v_1_0"))
+        with m.If(l1):
+            m.d.comb += Assert(t <= V + late)
+        with m.If((count >= 1) & ~(g1 | g2)):
+            m.d.comb += Assert(d_out <= len(ports) - 2)
+        with m.If(~pend | l1):       # the grants counted lie in cycles -2 .. t - since, 4 apart
+            m.d.comb += Assert(count <= 2)
+            with m.If(count >= 1):
+                m.d.comb += Assert(t + 2 >= since)
+            with m.If(count == 2):
+                m.d.comb += Assert(t >= since + 2)
+        with m.If(pend & ~l1):
+            m.d.comb += Assert(sreq | g1 | g2)
+        with m.If(sreq):
+            m.d.comb += Assert(count + d_out <= n)
+        with m.If(g1 | g2):
+            m.d.comb += [Assert(busy), Assert(age == Mux(g1, 1, 2)), Assert(count <= n)]
 
 
 def sa_harness(V: int = 3, B: int = 4, allocator_cls=None, **params):
@@ -261,4 +420,4 @@ def sa_harness(V: int = 3, B: int = 4, allocator_cls=None, **params):
     return m, free
 
 
-__all__ = ["router_shape", "va_harness", "va_waiting_harness", "sa_harness"]
+__all__ = ["router_shape", "sa_harness", "separable_va_invariants", "va_harness", "va_waiting_harness"]

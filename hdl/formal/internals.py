@@ -9,7 +9,7 @@ before the harness is elaborated (the memory is elaborated with every port it ha
 """
 from __future__ import annotations
 
-from amaranth.hdl import Module
+from amaranth.hdl import Module, Mux, Signal
 
 
 def open_up(component, platform=None):
@@ -54,4 +54,12 @@ def signal(signals: dict, name: str):
                        f"{', '.join(sorted(signals)[:40])}...") from None
 
 
-__all__ = ["open_up", "open_submodule", "submodule", "memory", "signal"]
+def ptr_dist(m, mask, x: int, n: int, name: str):
+    """(x - pointer) mod n for a round-robin arbiter's pointer mask (bits ptr..n-1; 0: pointer 0)."""
+    pc = sum(mask[j].as_unsigned() for j in range(n))
+    d = Signal(range(2 * n + 1), name=name)
+    m.d.comb += d.eq(Mux(mask[x], x + pc - n, x + pc))
+    return d
+
+
+__all__ = ["memory", "open_submodule", "open_up", "ptr_dist", "signal", "submodule"]

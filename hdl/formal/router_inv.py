@@ -25,7 +25,8 @@ from amaranth.hdl import Assert, Cat, Mux, Signal
 from amaranth.lib import data
 
 from ..crossbar import body_ranges
-from .internals import memory, open_submodule, signal, submodule
+from .alloc_props import separable_va_invariants
+from .internals import memory, open_submodule, ptr_dist, signal, submodule
 
 
 def _onehot0(x):
@@ -35,14 +36,6 @@ def _onehot0(x):
 def _mod_add(x, k: int, n: int):
     s = x + k
     return Mux(s >= n, s - n, s)
-
-
-def ptr_dist(m, mask, x: int, n: int, name: str):
-    """(x - pointer) mod n for a round-robin arbiter's pointer mask (bits ptr..n-1; 0: pointer 0)."""
-    pc = sum(mask[j].as_unsigned() for j in range(n))
-    d = Signal(range(2 * n + 1), name=name)
-    m.d.comb += d.eq(Mux(mask[x], x + pc - n, x + pc))
-    return d
 
 
 def held_port(c, iv):
@@ -299,49 +292,17 @@ def packet_invariants(c, readers, wellformed: bool = True):
 
 
 def separable_invariants(c):
-    """va_separable: the launches in flight in the separable VC allocator (`hdl.separable_va`, read
-    from the VA's netlist). Per input port: the launch registers L1..L4 (`sva_l{k}_vc_*`) one-hot
-    or empty, a VC in stage k exactly when its `pending` counter is TRIP + 1 - k (`idle` when 0);
-    the L2..L4 targets one-hot or empty, set only with a launched VC that can hold that output
-    VC, the VC registers beside them (`sva_l{k}_w_*`) its VC; a registered grant G1 (`sva_g1_*`,
-    per output VC) only for a port whose L3 targets it, G2 (`sva_g2_*`) only with an L4 target. A
-    VC with a launch in flight is unallocated and its front is a well-formed head (it asked for an
-    output VC; such a front is not popped). Returns per output VC (o, w) the bits of its grants
-    in flight (G1, and G2 with its L4 target): `busy` is then exactly held or in flight, by one
-    at most."""
-    from contract.params import SEPARABLE_VA_TRIP as TRIP
-    m, P, V, vs = c.m, c.P, c.V, c.vsig
-    inflight = {}
-    for i in range(P):
-        ovcs = [c.vcmap.ovcs_of[i * V + v] for v in range(V)]
-        port_ovcs = sorted(set().union(*ovcs))
-        lvc = {k: signal(vs, f"sva_l{k}_vc_{i}") for k in range(1, 5)}
-        tgt = {k: signal(vs, f"sva_l{k}_target_{i}") for k in range(2, 5)}
-        m.d.comb += [Assert(_onehot0(x)) for x in list(lvc.values()) + list(tgt.values())]
-        for v in range(V):
-            pend, idle = signal(vs, f"sva_pending_{i}_{v}"), signal(vs, f"sva_idle_{i}_{v}")
-            m.d.comb += [Assert(pend <= TRIP), Assert(idle == (pend == 0))]
-            m.d.comb += [Assert(lvc[k][v] == (pend == TRIP + 1 - k)) for k in range(1, 5)]
-            with m.If(pend != 0):
+    """va_separable: the requests in the separable VC allocator (`alloc_props.separable_va_invariants`),
+    and per input VC with a request in it (`sva_pend`): unallocated, its front a well-formed head
+    (it asked for an output VC; such a front is not popped). Returns per output VC (o, w) the bits
+    of its grants in flight: `busy` is then exactly held or in flight, by one at most."""
+    m, vs = c.m, c.vsig
+    inflight = separable_va_invariants(m, c.dut.shape, c.vcmap.ovcs_of, vs)
+    for i in range(c.P):
+        for v in range(c.V):
+            with m.If(signal(vs, f"sva_pend_{i}_{v}")):
                 m.d.comb += [Assert(~c.valid[i][v]), Assert(c.count[i][v] > 0), Assert(c.front[i][v].flit.head),
                              Assert(~c.front[i][v].bad)]
-        for k in range(2, 5):
-            for n, ow in enumerate(port_ovcs):
-                can = Cat(*[lvc[k][v] for v in range(V) if ow in ovcs[v]]).any()
-                m.d.comb += Assert(~tgt[k][n] | can)
-                with m.If(tgt[k][n]):       # the VC it is for travels beside it (the grant's `grant_w`)
-                    m.d.comb += Assert(signal(vs, f"sva_l{k}_w_{i}") == ow[1])
-        g2 = signal(vs, f"sva_g2_{i}")
-        m.d.comb += Assert(~g2 | tgt[4].any())
-        for n, ow in enumerate(port_ovcs):
-            inflight.setdefault(ow, []).append(g2 & tgt[4][n])
-    for (o, w) in {ow for ovcs in c.vcmap.ovcs_of for ow in ovcs}:
-        cand = [i for i in range(P) if any((o, w) in c.vcmap.ovcs_of[i * V + v] for v in range(V))]
-        g1 = signal(vs, f"sva_g1_{o}_{w}")
-        for k, i in enumerate(cand):
-            port_ovcs = sorted(set().union(*[c.vcmap.ovcs_of[i * V + v] for v in range(V)]))
-            m.d.comb += Assert(~g1[k] | signal(vs, f"sva_l3_target_{i}")[port_ovcs.index((o, w))])
-            inflight[(o, w)].append(g1[k])
     return inflight
 
 

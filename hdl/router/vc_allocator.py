@@ -120,8 +120,12 @@ class VCAllocator(wiring.Component):
         best, loaded = {}, {}
         for o in range(cfg.R):
             for c in range(C):
-                members = [(~self.busy[o][w], self.occupancy[o][w], Const(o, ob), Const(w, wb))
-                           for w in range(V) if cfg.vc_class[w] == c]
+                if self.take_busy:     # busy VCs too, after every free one: a busy VC's key is all ones
+                    members = [(Const(1, 1), self.occupancy[o][w] | self.busy[o][w].replicate(kb), Const(o, ob),
+                                Const(w, wb)) for w in range(V) if cfg.vc_class[w] == c]
+                else:
+                    members = [(~self.busy[o][w], self.occupancy[o][w], Const(o, ob), Const(w, wb))
+                               for w in range(V) if cfg.vc_class[w] == c]
                 bv, bk, _, bw = argmin(m, members, f"vbest_{o}_{c}", kb, ob, wb)
                 if cfg.params.va_choice_stage:
                     # registered: the choice reads last cycle's output state (nothing free after
@@ -143,6 +147,8 @@ class VCAllocator(wiring.Component):
             if pb:       # every comparison reads the sum: one adder per leaf
                 key = Signal(self.key_bits, name=f"va_key_{i}_{v}_{o}")
                 m.d.comb += key.eq(bk + self.prio[i][v][o])
+                if self.take_busy:     # a busy VC's key stays all ones
+                    m.d.comb += key.eq((bk + self.prio[i][v][o]) | (bk == (1 << self.key_bits) - 1).replicate(self.key_bits))
             leaves.append((self.route[i][v][o] & bv, key, Const(o, ob), bw))
         if pb:
             # keys of their own per input VC (priorities): a tree of R - 1 comparators, where the
@@ -156,14 +162,15 @@ class VCAllocator(wiring.Component):
             def less(a, b):
                 return key_less(pc[a], pc[b])
             nv, no, nw = argmin_flat(m, leaves, f"va_{i}_{v}", less, ob, wb)
-        # ejection: the lowest free VC of local port R + dst_ep
+        # ejection: the lowest free VC of local port R + dst_ep (VC 0 if none is free, when busy
+        # VCs may be asked for)
         local_free = [~self.busy[R + e] for e in range(cfg.p)]
         free = Signal(V, name=f"lfree_{i}_{v}")
         m.d.comb += free.eq(Array(local_free)[self.dst_ep[i][v]] if cfg.p > 1 else local_free[0])
         lw = one_hot_index(m, lowest_set_bit(free, V), V)
         rv, ro, rw = Signal(name=f"req_v_{i}_{v}"), Signal(ob, name=f"req_o_{i}_{v}"), Signal(wb, name=f"req_w_{i}_{v}")
         eject = self.eject[i][v]
-        m.d.comb += [rv.eq(self.request[i][v] & Mux(eject, free.any(), nv)),
+        m.d.comb += [rv.eq(self.request[i][v] & Mux(eject, free.any() | self.take_busy, nv)),
                      ro.eq(Mux(eject, R + (self.dst_ep[i][v] if cfg.p > 1 else 0), no)),
                      rw.eq(Mux(eject, lw, nw))]
         return rv, ro, rw
@@ -245,7 +252,12 @@ class VCAllocator(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         cfg, P, V = self.cfg, self.cfg.P, self.cfg.V
-        self.key_bits = max(1, (cfg.params.depth + (1 << cfg.prio_bits) - 1).bit_length())   # occupancy + priority
+        # the separable allocator's requests wait at their output VC until granted, so a head asks
+        # also when every candidate is busy (for the first one, ties to the lowest port, then VC):
+        # its launch does not depend on catching a free cycle, which would let it starve. A busy
+        # VC's key is all ones, one above the largest free key (occupancy + priority)
+        self.take_busy = bool(cfg.params.va_separable)
+        self.key_bits = max(1, (cfg.params.depth + (1 << cfg.prio_bits) - 1 + self.take_busy).bit_length())
         best, loaded = self._best_per_class(m)
         key_less = self._key_less(m, best, loaded)
         req = [self._choose(m, i, v, best, key_less) for i in range(P) for v in range(V)]
