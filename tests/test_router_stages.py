@@ -787,5 +787,5 @@ def test_vc_allocator_separable_matches_reference(kind):
     cycle the grants are exactly SepVARef's, one-hot per input VC, at most one per output VC;
     every output VC `taken` only while free and granted two cycles later to the input VC whose
     request waited at it (docs "Separable VC allocation")."""
-    ref, stats = _drive_vc_allocator(kind, 120, 24, ref_cls=SepVARef)
+    _, stats = _drive_vc_allocator(kind, 120, 24, ref_cls=SepVARef)
     assert stats["grants"] > 40 and stats["contended"] > 10 and stats["ejections"] > 5, stats

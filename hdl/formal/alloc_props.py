@@ -38,7 +38,7 @@ from amaranth.hdl import Assert, Assume, Cat, Const, Module, Mux, Signal
 from contract.flit import flit_layout
 from contract.params import RouterParams
 
-from .internals import open_up, signal
+from .internals import open_up, ptr_dist, signal, submodule
 
 
 def router_shape(V: int = 3, B: int = 4, **params):
@@ -111,8 +111,8 @@ def separable_va_invariants(m, shape, ovcs_of, vs):
         tslot = [signal(vs, f"sva_tslot_{i}_{v}") for v in range(V)]
         m.d.comb += Assert(_onehot0(l1))
         for v in range(V):
-            def holds(o_sig, w_sig):
-                return Cat(*[(o_sig == o) & (w_sig == w) for o, w in ovcs[v]]).any()
+            def holds(o_sig, w_sig, ovcs_v=ovcs[v]):
+                return Cat(*[(o_sig == o) & (w_sig == w) for o, w in ovcs_v]).any()
             if prm.va_stages == 2:
                 with m.If(signal(vs, f"va2_v_{i}_{v}")):
                     m.d.comb += Assert(holds(signal(vs, f"va2_o_{i}_{v}"), signal(vs, f"va2_w_{i}_{v}")))
@@ -301,7 +301,6 @@ def _separable_waiting(e):
     fly_g1 = Cat(*[g1_all[j] for j in range(len(ports)) if j != k]).any()
     fly_g2 = Cat(*[signal(vs, f"sva_g2_{i}")[slot(i)] for i in ports if i != 1]).any()
     gnt = signal(vs, f"sva_gnt_{o}_{w}")
-    from .internals import ptr_dist, submodule
     masks = [(submodule(e["inner"], f"sva_out_{o}_{w}").mask, len(ports)), (submodule(e["inner"], "sva_port_1").mask, V)]
     m.d.comb += [Assert(((mask << 1)[:size] & ~mask) == 0) for mask, size in masks]      # thermometers
     d_out = ptr_dist(m, masks[0][0], k, len(ports), "wait_d_out")

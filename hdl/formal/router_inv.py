@@ -26,7 +26,7 @@ from amaranth.lib import data
 
 from ..crossbar import body_ranges
 from .alloc_props import separable_va_invariants
-from .internals import memory, open_submodule, ptr_dist, signal, submodule
+from .internals import memory, open_submodule, signal, submodule
 
 
 def _onehot0(x):

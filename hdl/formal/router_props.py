@@ -52,7 +52,7 @@ from types import SimpleNamespace
 from amaranth.hdl import Assert, Assume, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data
 
-from .internals import open_submodule, open_up, signal, submodule
+from .internals import open_submodule, open_up, ptr_dist, signal, submodule
 from .properties import packet_sources
 from .router_inv import (
     buffer_invariants,
@@ -63,7 +63,6 @@ from .router_inv import (
     open_sw,
     open_traversal,
     packet_invariants,
-    ptr_dist,
     sa_invariants,
     separable_invariants,
     traversal_invariants,

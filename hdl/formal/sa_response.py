@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from amaranth.hdl import Assert, Const, Mux, Signal
 
-from .internals import signal
-from .router_inv import held_credit, open_sa_arbiters, open_sw, ptr_dist
+from .internals import ptr_dist, signal
+from .router_inv import held_credit, open_sa_arbiters, open_sw
 
 
 def pipelined_response_bound(P: int, V: int, sa_stages: int) -> int:
