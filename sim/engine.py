@@ -537,6 +537,26 @@ def _class_vcs(cin, step, crange, C):
     return crange[c, 0], crange[c, 1]
 
 
+@_inline
+def _best_vc(r, p, vcs, pen, bound, cfg, credits, owner):
+    """(key, w): the VC w in range(*vcs) of output p with the least key below `bound`, ties to
+    the lowest (-1 if none): key = occupancy + pen for a free VC; for a busy one BUSY_KEY with
+    the separable VA, else none."""
+    busy_key = BUSY_KEY if cfg.va_separable == 1 else -1
+    best_key = bound
+    best_w = -1
+    for w in range(vcs[0], vcs[1]):
+        key = cfg.B - credits[r, p, w] + pen
+        if owner[r, p, w] >= 0:
+            if busy_key < 0:
+                continue
+            key = busy_key
+        if key < best_key:
+            best_key = key
+            best_w = w
+    return best_key, best_w
+
+
 @_stage
 def choose_vc(r, cin, step, head, cfg, tables, credits, owner):
     """Best free (port, vc) among the routing candidates for a head at router r, or (-1, -1)
@@ -549,41 +569,26 @@ def choose_vc(r, cin, step, head, cfg, tables, credits, owner):
     class step from its input port to p (routing_logic.base: 1 for `hops`, 1 at a
     down-then-up turn for `turns`, 0 at a local input)."""
     src_r, dst_r, inter, phase = head
-    mode, B, C, crange = cfg.mode, cfg.B, cfg.classes, tables.crange
-    busy_key = BUSY_KEY if cfg.va_separable == 1 else -1     # < 0: a busy VC is no candidate
+    mode, C, crange = cfg.mode, cfg.classes, tables.crange
     nbr_r = tables.nbr_r
     best_p = -1
     best_w = -1
     best_key = 1 << 30
     if mode == NEXTHOP:
         p = _next_port(tables, r, dst_r)
-        w0, w1 = _class_vcs(cin, step[p], crange, C)
-        for w in range(w0, w1):
-            key = B - credits[r, p, w]
-            if owner[r, p, w] >= 0:
-                if busy_key < 0:
-                    continue
-                key = busy_key
-            if key < best_key:
-                best_key = key
-                best_w = w
+        _, best_w = _best_vc(r, p, _class_vcs(cin, step[p], crange, C), 0, best_key, cfg, credits, owner)
         return (p, best_w) if best_w >= 0 else (-1, -1)
     if mode == POLARIZED and phase == 1:
         for p in range(cfg.R):
             ok, dmu = _polarized_ok(r, nbr_r[r, p], src_r, dst_r, tables)
             if not ok:
                 continue
-            w0, w1 = _class_vcs(cin, step[p], crange, C)
-            for w in range(w0, w1):
-                key = (B - credits[r, p, w]) + tables.pen[dmu + 2]
-                if owner[r, p, w] >= 0:
-                    if busy_key < 0:
-                        continue
-                    key = busy_key
-                if key < best_key:
-                    best_key = key
-                    best_p = p
-                    best_w = w
+            port_key, port_w = _best_vc(r, p, _class_vcs(cin, step[p], crange, C), tables.pen[dmu + 2], best_key, cfg,
+                                        credits, owner)
+            if port_w >= 0:
+                best_key = port_key
+                best_p = p
+                best_w = port_w
         return (best_p, best_w) if best_p >= 0 else (-1, -1)
     # MIN / VALIANT / UGAL / escaped Polarized: all minimal ports toward the current target
     tgt = dst_r
@@ -596,18 +601,7 @@ def choose_vc(r, cin, step, head, cfg, tables, credits, owner):
             continue
         # the port's best free VC first: only a port that would win is asked whether it is
         # minimal (the same choice, far fewer distances; the arithmetic unit computes each)
-        w0, w1 = _class_vcs(cin, step[p], crange, C)
-        port_w = -1
-        port_key = best_key
-        for w in range(w0, w1):
-            key = B - credits[r, p, w]
-            if owner[r, p, w] >= 0:
-                if busy_key < 0:
-                    continue
-                key = busy_key
-            if key < port_key:
-                port_key = key
-                port_w = w
+        port_key, port_w = _best_vc(r, p, _class_vcs(cin, step[p], crange, C), 0, best_key, cfg, credits, owner)
         if port_w < 0:
             continue
         if d0 < 0:

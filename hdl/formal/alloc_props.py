@@ -262,8 +262,7 @@ def va_waiting_harness(V: int = 3, B: int = 4, hold: int = 3, allocator_cls=None
     m.d.comb += Assert(lost <= n)
     if params.get("va_separable"):
         env = {"m": m, "vs": vs, "after_reset": after_reset, "inner": inner, "shape": shape, "vcmap": vcmap, "dut": dut, "waiting": waiting,
-               "won": won, "others": others, "lost": lost, "ow": (o, w), "n": n, "hold": hold,
-               "busy": by[f"busy_{o}"][w] if f"busy_{o}" in by else None, "age": age[o, w]}
+               "won": won, "others": others, "lost": lost, "ow": (o, w), "n": n, "hold": hold, "age": age[o, w]}
         _separable_waiting(env)
     return m, free, n
 
