@@ -35,8 +35,9 @@ from .delay import register as _reg
 
 
 def _launch(m: Module, i: int, V: int, req_valid, req_o, req_w):
-    """Port i's launch stage: its arbiter and its VCs' pending targets.
-    Returns (launched VC one-hot, its output port, its VC, pend, pend_w)."""
+    """Port i's launch stage: its arbiter and its VCs' pending targets. Returns (the launch this
+    cycle, one-hot over the VCs; the L1 registers: launched VC one-hot, its output port, its
+    VC; per VC `pend` and the VC of its pending target)."""
     arb = RoundRobinArbiter(V, own_commit=True)
     m.submodules[f"sva_port_{i}"] = arb
     pend = [Signal(name=f"sva_pend_{i}_{v}") for v in range(V)]

@@ -146,9 +146,10 @@ class VCAllocator(wiring.Component):
             key = bk
             if pb:       # every comparison reads the sum: one adder per leaf
                 key = Signal(self.key_bits, name=f"va_key_{i}_{v}_{o}")
-                m.d.comb += key.eq(bk + self.prio[i][v][o])
+                total = bk + self.prio[i][v][o]
                 if self.take_busy:     # a busy VC's key stays all ones
-                    m.d.comb += key.eq((bk + self.prio[i][v][o]) | (bk == (1 << self.key_bits) - 1).replicate(self.key_bits))
+                    total = total | (bk == (1 << self.key_bits) - 1).replicate(self.key_bits)
+                m.d.comb += key.eq(total)
             leaves.append((self.route[i][v][o] & bv, key, Const(o, ob), bw))
         if pb:
             # keys of their own per input VC (priorities): a tree of R - 1 comparators, where the
