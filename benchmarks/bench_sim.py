@@ -10,7 +10,11 @@ machine shared with other jobs the CPU figure is the steadier one).
 an empty Numba cache (a new NUMBA_CACHE_DIR: the engine is compiled) and again with that cache
 warm (the compiled engine is loaded), `--repeat` times each.
 
-Usage: python benchmarks/bench_sim.py [--cycles N] [--loads 0.1,0.3,0.5] [--repeat K] [--compile]
+`--threads 1,2` runs each load on each thread count (`NetworkSim(threads=N)`, the parallel
+engine above one thread); the accepted throughput must be the same for all.
+
+Usage: python benchmarks/bench_sim.py [--cycles N] [--loads 0.1,0.3,0.5] [--threads 1,2] [--repeat K]
+       [--compile]
 """
 from __future__ import annotations
 
@@ -27,14 +31,14 @@ import json, resource, sys, time
 from topologies import polarstar
 from sim.network_sim import NetworkSim
 from contract.params import RouterParams
-load, cycles = float(sys.argv[1]), int(sys.argv[2])
+load, cycles, threads = float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 net = polarstar(11, "iq", 3, p=5)
-sim = NetworkSim(net, "min", RouterParams(vcs=4, depth=32, packet_flits=4), "uniform", load, seed=1)
+sim = NetworkSim(net, "min", RouterParams(vcs=4, depth=32, packet_flits=4), "uniform", load, seed=1, threads=threads)
 sim.run(1000)                      # warm-up (and JIT) not timed
 t, c = time.perf_counter(), time.process_time()
 sim.run(cycles)
 dt, dc = time.perf_counter() - t, time.process_time() - c
-print(json.dumps({"load": load, "cycles": cycles, "seconds": round(dt, 2), "cpu_seconds": round(dc, 2),
+print(json.dumps({"load": load, "cycles": cycles, "threads": threads, "seconds": round(dt, 2), "cpu_seconds": round(dc, 2),
                   "router_cycles_per_second": round(net.num_routers * cycles / dt),
                   "router_cycles_per_cpu_second": round(net.num_routers * cycles / dc),
                   "accepted": round(sim.ejected_flits / (net.num_endpoints * (cycles + 1000)), 3),
@@ -82,6 +86,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cycles", type=int, default=3000, help="timed cycles per load (after 1,000 warm-up cycles)")
     ap.add_argument("--loads", default="0.1,0.3,0.5", help="offered loads, comma-separated")
+    ap.add_argument("--threads", default="1", help="thread counts, comma-separated (default: %(default)s)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per load (or per compile measurement): "
                                                           "median (min, max)")
     ap.add_argument("--compile", action="store_true", help="measure Numba compile and cache-load time instead")
@@ -89,15 +94,22 @@ def main():
     if a.compile:
         compile_times(a.repeat)
         return
-    _child(CHILD, ("0.1", "10"))
+    threads = a.threads.split(",")
+    for n in threads:                   # warm the Numba cache of each engine
+        _child(CHILD, ("0.1", "10", n))
     for load in a.loads.split(","):
-        runs = [_child(CHILD, (load, str(a.cycles))) for _ in range(a.repeat)]
-        d = runs[0]
-        wall = _spread([r['router_cycles_per_second'] for r in runs], ',.0f')
-        print(f"load {d['load']:.2f}: {wall} router-cycles/s, "
-              f"{_spread([r['router_cycles_per_cpu_second'] for r in runs], ',.0f')} per CPU second "
-              f"({d['cycles']} cycles in {_spread([r['seconds'] for r in runs])} s), accepted {d['accepted']}, "
-              f"peak RSS {max(r['peak_rss_mb'] for r in runs)} MB", flush=True)
+        for n in threads:
+            _report(load, n, a)
+
+
+def _report(load, threads, a):
+    runs = [_child(CHILD, (load, str(a.cycles), threads)) for _ in range(a.repeat)]
+    d = runs[0]
+    wall = _spread([r['router_cycles_per_second'] for r in runs], ',.0f')
+    print(f"load {d['load']:.2f}, {threads} thread(s): {wall} router-cycles/s, "
+          f"{_spread([r['router_cycles_per_cpu_second'] for r in runs], ',.0f')} per CPU second "
+          f"({d['cycles']} cycles in {_spread([r['seconds'] for r in runs])} s), accepted {d['accepted']}, "
+          f"peak RSS {max(r['peak_rss_mb'] for r in runs)} MB", flush=True)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass
 
 from contract.params import VC_POLICY
+from sim import threads
 from topologies.errors import ParameterError
 
 CONNECT_TIMEOUT = 10        # seconds to reach a scheduler before giving up
@@ -46,6 +47,12 @@ class SweepJob:
     cycles: int = 5000
     seed: int = 1
     vc_policy: str = VC_POLICY.default
+    threads: int | None = None   # of each simulation: None = every core serially, 1 per task on a cluster
+
+    @property
+    def task_threads(self) -> int:
+        """Threads of a point run as a task: one, unless asked (a cluster's workers share the cores)."""
+        return self.threads or 1
 
     @property
     def routings(self) -> list[str]:
@@ -56,10 +63,7 @@ def default_workers(net, job: SweepJob, points: int) -> int:
     """1 (serial) unless the sweep has several points, at least two cores are free (the cores
     of this process's affinity minus the load average of the other jobs) and its estimated
     serial run time exceeds PAYOFF_SECONDS; then one worker per free core, at most one per point."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:          # not on Linux
-        cores = os.cpu_count() or 1
+    cores = threads.cores()
     busy = max(0.0, os.getloadavg()[0] - 1.0) if hasattr(os, "getloadavg") else 0.0
     free = int(cores - busy)
     seconds = points * net.num_routers * (job.warmup + job.cycles) / RATE
@@ -132,7 +136,7 @@ def _point(digest: str, data: bytes, job: SweepJob, routing: str, load: float) -
     params = job.params[routing]
     r = build_routing(net, routing, params, vc_policy=job.vc_policy)
     return run_point(net, routing, job.traffic, load, params, job.warmup, job.cycles, seed=job.seed,
-                     routing_obj=r)
+                     routing_obj=r, threads=job.task_threads)
 
 
 def _saturation(digest: str, data: bytes, job: SweepJob, routing: str) -> float:
@@ -140,7 +144,7 @@ def _saturation(digest: str, data: bytes, job: SweepJob, routing: str) -> float:
 
     net = _network(digest, data)
     return saturation(net, routing, job.traffic, job.params[routing], job.warmup, job.cycles, job.seed,
-                      vc_policy=job.vc_policy)["saturation_load"]
+                      vc_policy=job.vc_policy, threads=job.task_threads)["saturation_load"]
 
 
 # ---- the sweep --------------------------------------------------------------------------------
@@ -182,10 +186,10 @@ def _serial(net, job: SweepJob, loads, saturation, progress) -> tuple[dict, dict
     for r in job.routings:
         params = job.params[r]
         curves[r] = sweep(net, r, job.traffic, loads, params, job.warmup, job.cycles, job.seed, progress=progress,
-                          vc_policy=job.vc_policy)
+                          vc_policy=job.vc_policy, threads=job.threads)
         if saturation:
             sats[r] = bisect(net, r, job.traffic, params, job.warmup, job.cycles, job.seed,
-                             vc_policy=job.vc_policy)["saturation_load"]
+                             vc_policy=job.vc_policy, threads=job.threads)["saturation_load"]
     return curves, sats
 
 

@@ -1343,45 +1343,216 @@ def watchdog(t, cfg, obs, moved):
     return False
 
 
+@_stage
+def route_routers(t, block, cfg, tables, rt, world, tmp):
+    """The router stages of cycle t for routers lo .. hi - 1 in order (all from the state at the
+    start of the cycle), block = (lo, hi, skip), except router `skip`: the registered VC choice, RC and the VC choice, VC
+    allocation, switch allocation with traversal and credit return, the drop of malformed flits,
+    the VC grants. -> (status, whether anything moved); a router that fails ends the block"""
+    lo, hi, skip = block
+    vtmp, stmp = tmp.va, tmp.sa
+    moved = False
+    for r in range(lo, hi):
+        if r == skip:
+            continue
+        if cfg.va_choice_stage == 1:
+            load_choice_register(r, t, cfg, rt.outputs)
+        if rt.inputs.router_flits[r] == 0:
+            idle_switch_allocator(r, cfg, rt.sa)
+            continue
+        nreq = route_heads(r, t, cfg, tables, rt, world.packets, vtmp)
+        narb = va_requests(r, cfg, rt, vtmp, nreq)
+        if cfg.va_separable == 0:
+            central_va(r, cfg, rt.va, vtmp, narb)
+        else:
+            _separable_va(r, cfg, rt, vtmp, narb)
+        status, sent = switch_allocate(r, t, cfg, tables, rt, world, stmp)
+        if status != OK:
+            return status, moved
+        dropped = rt.inputs.r_garbage[r] > 0 and drop_malformed(r, t, cfg, tables, rt.inputs, world, stmp)
+        granted = apply_va(r, cfg, rt, vtmp, narb)
+        moved = moved or sent or dropped or granted
+    return OK, moved
+
+
+@_stage
+def serve_endpoints(t, gi, ggi, cfg, tables, rt, world):
+    """The start of cycle t: link and credit arrivals, new packets and garbage into the
+    endpoints' queues, injection. -> (gi, ggi, whether an endpoint sent)"""
+    deliver_flits(t, cfg, rt.inputs, world.links)
+    deliver_credits(t, rt.outputs, world.endpoints, world.links, world.obs)
+    gi, ggi = join_queues(t, gi, ggi, world.arrivals, world.packets, world.garbage, world.endpoints)
+    return gi, ggi, inject(t, cfg, tables, world)
+
+
 @nb.njit(cache=True, _nrt=False)
 def run_cycles(t0, t1, cfg, tables, rt, world, tmp, skip=-1):
-    """Advance cycles [t0, t1) -> (status, cycle). Per cycle: link and credit arrivals, new
-    packets and garbage into the endpoints' queues, injection; then router by router (all from
-    the state at the start of the cycle): the registered VC choice, RC and the VC choice, VC
-    allocation, switch allocation with traversal and credit return, the drop of malformed flits,
-    the VC grants; last the watchdog. tmp: a Scratch (new_scratch). Router `skip` (>= 0) is
-    simulated elsewhere (`sim.external`): its stages do not run here, and the caller takes the
-    flits and credits bound for it out of the delay lines before they are due. Compiled like
-    the stages (no reference counting), with the CPython wrapper: Python calls it."""
-    vtmp, stmp = tmp.va, tmp.sa
-    gi = 0
-    ggi = 0
+    """Advance cycles [t0, t1) -> (status, cycle). Per cycle: `serve_endpoints`, then
+    `route_routers` over every router, last the watchdog. tmp: a Scratch (new_scratch). Router
+    `skip` (>= 0) is simulated elsewhere (`sim.external`): its stages do not run here, and the
+    caller takes the flits and credits bound for it out of the delay lines before they are due.
+    Compiled like the stages (no reference counting), with the CPython wrapper: Python calls it."""
+    gi = np.int64(0)          # (not a literal: the stages compile once for both engines)
+    ggi = np.int64(0)
+    n = tables.nbr_r.shape[0]
     for t in range(t0, t1):
-        deliver_flits(t, cfg, rt.inputs, world.links)
-        deliver_credits(t, rt.outputs, world.endpoints, world.links, world.obs)
-        gi, ggi = join_queues(t, gi, ggi, world.arrivals, world.packets, world.garbage, world.endpoints)
-        moved = inject(t, cfg, tables, world)
-        for r in range(tables.nbr_r.shape[0]):
-            if r == skip:
-                continue
-            if cfg.va_choice_stage == 1:
-                load_choice_register(r, t, cfg, rt.outputs)
-            if rt.inputs.router_flits[r] == 0:
-                idle_switch_allocator(r, cfg, rt.sa)
-                continue
-            nreq = route_heads(r, t, cfg, tables, rt, world.packets, vtmp)
-            narb = va_requests(r, cfg, rt, vtmp, nreq)
-            if cfg.va_separable == 0:
-                central_va(r, cfg, rt.va, vtmp, narb)
-            else:
-                _separable_va(r, cfg, rt, vtmp, narb)
-            status, sent = switch_allocate(r, t, cfg, tables, rt, world, stmp)
-            if status != OK:
-                return status, t
-            dropped = rt.inputs.r_garbage[r] > 0 and drop_malformed(r, t, cfg, tables, rt.inputs, world, stmp)
-            granted = apply_va(r, cfg, rt, vtmp, narb)
-            moved = moved or sent or dropped or granted
-        if watchdog(t, cfg, world.obs, moved):
+        gi, ggi, moved = serve_endpoints(t, gi, ggi, cfg, tables, rt, world)
+        status, sent = route_routers(t, (np.int64(0), n, skip), cfg, tables, rt, world, tmp)
+        if status != OK:
+            return status, t
+        if watchdog(t, cfg, world.obs, moved or sent):
+            return DEADLOCK, t
+    return OK, t1
+
+
+# ---- the parallel engine --------------------------------------------------------------------------
+# The router stages of one cycle touch only their own router's state, the packets whose head they
+# hold, and three shared logs: the delay lines, the ejection counters and trace. So the routers
+# split into contiguous blocks that run on threads, each block appending to a private copy of
+# those logs; after the cycle the copies join the shared ones block by block, in router order:
+# the delay lines, counters and traces are then exactly the serial engine's.
+
+class Blocks(NamedTuple):
+    """The router blocks of run_cycles_parallel and each block's private logs (leading axis K:
+    the block). counters, trace_len and result have rows of 64 bytes, so that two threads do not
+    write one cache line through them."""
+    lo: np.ndarray          # (K + 1,) first router of each block
+    links: Links            # (K, ring, cap) delay lines, appended in this cycle only
+    counters: np.ndarray    # (K, 8) ejected flits [1], malformed flits dropped [4]
+    eject_hist: np.ndarray  # (K, 64)
+    trace: np.ndarray       # (K, cap, 4) this cycle's ejections
+    trace_len: np.ndarray   # (K, 8) [0]: rows of trace
+    result: np.ndarray      # (K, 8) [0] status, [1] whether anything moved
+    scratch: Scratch        # (K, ...) each block's temporaries
+
+
+def new_blocks(n: int, P: int, V: int, ring: int, trace: bool, k: int) -> Blocks:
+    """k blocks of about n / k routers each; `trace`: the run keeps an ejection trace."""
+    lo = np.linspace(0, n, k + 1).round().astype(np.int64)
+    cap = int(np.diff(lo).max()) * P + 1         # sends per cycle: at most one per input port
+    i4 = np.int32
+    z = lambda *shape: np.zeros((k, *shape), dtype=i4)    # noqa: E731
+    links = Links(a_cnt=np.zeros((k, ring), dtype=np.int64), a_r=z(ring, cap), a_p=z(ring, cap),
+                  a_v=z(ring, cap), a_pkt=z(ring, cap), a_seq=z(ring, cap),
+                  c_cnt=np.zeros((k, ring), dtype=np.int64), c_r=z(ring, cap), c_p=z(ring, cap),
+                  c_v=z(ring, cap))
+    one = [new_scratch(P, V) for _ in range(k)]          # each block's, stacked field by field
+    va = VAScratch(*(np.stack([s.va[f] for s in one]) for f in range(len(VAScratch._fields))))
+    sa = SAScratch(*(np.stack([s.sa[f] for s in one]) for f in range(len(SAScratch._fields))))
+    return Blocks(lo=lo, links=links, counters=np.zeros((k, 8), dtype=np.int64),
+                  eject_hist=np.zeros((k, 64), dtype=np.int64),
+                  trace=np.zeros((k, cap if trace else 0, 4), dtype=np.int64),
+                  trace_len=np.zeros((k, 8), dtype=np.int64), result=np.zeros((k, 8), dtype=np.int64),
+                  scratch=Scratch(va=va, sa=sa))
+
+
+@_inline
+def _block_scratch(k, va, sa):
+    """Block k's temporaries (va, sa: the blocks' VAScratch and SAScratch)."""
+    return Scratch(va=VAScratch(req_in=va.req_in[k], req_o=va.req_o[k], req_w=va.req_w[k],
+                                arb_in=va.arb_in[k], arb_o=va.arb_o[k], arb_w=va.arb_w[k],
+                                best_k=va.best_k[k], sep_new=va.sep_new[k]),
+                   sa=SAScratch(in_choice=sa.in_choice[k], best_in=sa.best_in[k], in_done=sa.in_done[k],
+                                out_done=sa.out_done[k], out_list=sa.out_list[k], snd_i=sa.snd_i[k],
+                                snd_v=sa.snd_v[k]))
+
+
+@_stage
+def _join_lines(cnt, cols, k, gcnt, gcols):
+    """Block k's entries of every slot (cnt, cols: its (ring,) counts and (ring, cap) columns)
+    appended to the shared delay line's (gcnt, gcols)."""
+    for s in range(cnt.shape[1]):
+        for j in range(cnt[k, s]):
+            g = gcnt[s]
+            for c in range(len(cols)):
+                gcols[c][s, g] = cols[c][k, s, j]
+            gcnt[s] = g + 1
+        cnt[k, s] = 0
+
+
+@_stage
+def join_blocks(bl, world):
+    """After a parallel cycle: every block's delay-line entries, ejection counts and trace rows
+    join the shared ones, block by block. -> (status, whether anything moved)"""
+    L, G, obs = bl.links, world.links, world.obs
+    moved = False
+    status = OK
+    for k in range(bl.lo.shape[0] - 1):
+        _join_lines(L.a_cnt, (L.a_r, L.a_p, L.a_v, L.a_pkt, L.a_seq), k, G.a_cnt,
+                    (G.a_r, G.a_p, G.a_v, G.a_pkt, G.a_seq))
+        _join_lines(L.c_cnt, (L.c_r, L.c_p, L.c_v), k, G.c_cnt, (G.c_r, G.c_p, G.c_v))
+        obs.counters[1] += bl.counters[k, 1]
+        obs.counters[4] += bl.counters[k, 4]
+        bl.counters[k, 1] = 0
+        bl.counters[k, 4] = 0
+        for h in range(obs.eject_hist.shape[0]):
+            obs.eject_hist[h] += bl.eject_hist[k, h]
+            bl.eject_hist[k, h] = 0
+        for j in range(bl.trace_len[k, 0]):
+            if obs.trace_len[0] < obs.trace.shape[0]:
+                for c in range(4):
+                    obs.trace[obs.trace_len[0], c] = bl.trace[k, j, c]
+                obs.trace_len[0] += 1
+        bl.trace_len[k, 0] = 0
+        moved = moved or bl.result[k, 1] == 1
+        if status == OK and bl.result[k, 0] != OK:
+            status = bl.result[k, 0]
+    return status, moved
+
+
+@nb.njit(cache=True, parallel=True)
+def run_cycles_parallel(t0, t1, cfg, tables, rt, world, bl, skip=-1):
+    """run_cycles with the routers' stages of each cycle run by blocks (`new_blocks`) on Numba's
+    threads (numba.set_num_threads): the same state, delay lines, counters and traces cycle for
+    cycle. A failing router stops its block only; the run returns the status of the first block
+    that failed."""
+    # Numba's parallel loop takes flat structures only, made by a call in this function
+    # (numba/numba#10139): the nested ones are taken apart here and put together in the loop
+    inputs = InputUnits(*rt.inputs)
+    va = VCAllocator(*rt.va)
+    sa = SwitchAllocator(*rt.sa)
+    outputs = OutputUnits(*rt.outputs)
+    endpoints = Endpoints(*world.endpoints)
+    packets = Packets(*world.packets)
+    garbage = Garbage(*world.garbage)
+    arrivals = Arrivals(*world.arrivals)
+    obs = Observed(*world.obs)
+    ar = Arith(*tables.ar)
+    bl_links = Links(*bl.links)
+    bl_va = VAScratch(*bl.scratch.va)
+    bl_sa = SAScratch(*bl.scratch.sa)
+    nbr_r, nbr_p, cstep, vcls, crange = tables.nbr_r, tables.nbr_p, tables.cstep, tables.vcls, tables.crange
+    dist, nexthop, pen, ep_first, ep_router = tables.dist, tables.nexthop, tables.pen, tables.ep_first, tables.ep_router
+    gi = np.int64(0)
+    ggi = np.int64(0)
+    K = bl.lo.shape[0] - 1
+    lo = bl.lo
+    result = bl.result
+    counters = bl.counters
+    eject_hist = bl.eject_hist
+    trace = bl.trace
+    trace_len = bl.trace_len
+    for t in range(t0, t1):
+        gi, ggi, moved = serve_endpoints(t, gi, ggi, cfg, tables, rt, world)
+        for k in nb.prange(K):
+            tb = Tables(nbr_r=nbr_r, nbr_p=nbr_p, cstep=cstep, vcls=vcls, crange=crange, dist=dist,
+                        nexthop=nexthop, pen=pen, ep_first=ep_first, ep_router=ep_router, ar=ar)
+            own = Links(a_cnt=bl_links.a_cnt[k], a_r=bl_links.a_r[k], a_p=bl_links.a_p[k], a_v=bl_links.a_v[k],
+                        a_pkt=bl_links.a_pkt[k], a_seq=bl_links.a_seq[k], c_cnt=bl_links.c_cnt[k],
+                        c_r=bl_links.c_r[k], c_p=bl_links.c_p[k], c_v=bl_links.c_v[k])
+            log = Observed(counters=counters[k], eject_hist=eject_hist[k], trace=trace[k],
+                           trace_len=trace_len[k], etrace=obs.etrace, etrace_len=obs.etrace_len)
+            wk = World(links=own, endpoints=endpoints, packets=packets, garbage=garbage, arrivals=arrivals,
+                       obs=log)
+            status, sent = route_routers(t, (lo[k], lo[k + 1], skip), cfg, tb,
+                                         Routers(inputs=inputs, va=va, sa=sa, outputs=outputs), wk,
+                                         _block_scratch(k, bl_va, bl_sa))
+            result[k, 0] = status
+            result[k, 1] = 1 if sent else 0
+        status, sent = join_blocks(bl, world)
+        if status != OK:
+            return status, t
+        if watchdog(t, cfg, world.obs, moved or sent):
             return DEADLOCK, t
     return OK, t1
 

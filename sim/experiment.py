@@ -90,7 +90,7 @@ class Point:
 def run_point(net: Network, routing: str = "min", traffic: str = "uniform", load: float = 0.1,
               params: RouterParams | None = None, warmup: int = 1000, cycles: int = 5000,
               drain: int | None = None, seed: int = 1, progress=None, routing_obj=None,
-              vc_policy: str = VC_POLICY.default) -> dict:
+              vc_policy: str = VC_POLICY.default, threads: int | None = None) -> dict:
     if not isinstance(cycles, int) or cycles < 1:
         raise ParameterError(f"cycles={cycles!r}: must be a positive integer")
     if not isinstance(warmup, int) or warmup < 0:
@@ -100,7 +100,7 @@ def run_point(net: Network, routing: str = "min", traffic: str = "uniform", load
     # the whole run's memory (packets included), before anything is allocated
     check_memory(net, params, warmup + cycles, load, uses_arithmetic(net, routing, routing_obj), routing)
     t0 = time.perf_counter()
-    sim = NetworkSim(net, routing, params, traffic, load, seed, routing_obj=routing_obj)
+    sim = NetworkSim(net, routing, params, traffic, load, seed, routing_obj=routing_obj, threads=threads)
     sim.reserve(warmup + cycles)
     sim.run(warmup, progress=progress)
     ej0 = sim.ejected_flits
@@ -139,18 +139,18 @@ def run_point(net: Network, routing: str = "min", traffic: str = "uniform", load
         "hops_mean": round(float(hops.mean()), 4) if len(hops) else None,
         "hop_histogram": np.bincount(hops).tolist() if len(hops) else [],
         "injected_flits": sim.injected_flits, "ejected_flits": sim.ejected_flits,
-        "lost": int(lost), "seconds": round(seconds, 3),
+        "lost": int(lost), "seconds": round(seconds, 3), "threads": sim.threads,
         "router_cycles_per_second": round(net.num_routers * total_cycles / seconds),
     }
 
 
 def sweep(net, routing, traffic, loads, params=None, warmup=1000, cycles=5000, seed=1, progress=None,
-          vc_policy: str = VC_POLICY.default) -> list[dict]:
+          vc_policy: str = VC_POLICY.default, threads: int | None = None) -> list[dict]:
     params = params or RouterParams(vcs=default_vcs(net, routing, vc_policy))
     r = build_routing(net, routing, params, vc_policy=vc_policy)
     out = []
     for load in loads:
-        d = run_point(net, routing, traffic, load, params, warmup, cycles, seed=seed, routing_obj=r)
+        d = run_point(net, routing, traffic, load, params, warmup, cycles, seed=seed, routing_obj=r, threads=threads)
         out.append(d)
         if progress:
             progress(d)
@@ -158,7 +158,7 @@ def sweep(net, routing, traffic, loads, params=None, warmup=1000, cycles=5000, s
 
 
 def saturation(net, routing, traffic, params=None, warmup=1000, cycles=3000, seed=1, tol=0.02,
-               progress=None, vc_policy: str = VC_POLICY.default) -> dict:
+               progress=None, vc_policy: str = VC_POLICY.default, threads: int | None = None) -> dict:
     """Largest load whose accepted throughput stays within 5% of the offered load (bisection)."""
     params = params or RouterParams(vcs=default_vcs(net, routing, vc_policy))
     r = build_routing(net, routing, params, vc_policy=vc_policy)
@@ -166,7 +166,7 @@ def saturation(net, routing, traffic, params=None, warmup=1000, cycles=3000, see
     best = None
     while hi - lo > tol:
         mid = round((lo + hi) / 2, 4)
-        d = run_point(net, routing, traffic, mid, params, warmup, cycles, seed=seed, routing_obj=r)
+        d = run_point(net, routing, traffic, mid, params, warmup, cycles, seed=seed, routing_obj=r, threads=threads)
         if progress:
             progress(d)
         if d["accepted"] >= 0.95 * d["offered"]:

@@ -14,6 +14,10 @@ Scale (docs/simulation.md, "Scale"): above DENSE_ROUTERS routers, on an intact P
 engine computes distances and next hops with the arithmetic unit (`arith_unit`, no n x n
 table); `estimate_bytes` computes a run's memory from its shapes and `check_memory` refuses,
 in one line, a run that would not fit, before anything is allocated.
+
+Threads (`threads`, default every core, `sim.threads`): the routers' stages of each cycle run in
+blocks on Numba's threads (`engine.run_cycles_parallel`); the run is the same, flit for flit,
+on any number of threads.
 """
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ import weakref
 from dataclasses import dataclass
 from operator import attrgetter
 
+import numba
 import numpy as np
 
 from routing_logic.polarstar import PolarStarArithmetic, supports_arithmetic
@@ -33,6 +38,7 @@ from topologies.spec import available_memory
 
 from . import engine
 from contract.params import RouterParams
+from .threads import blocks_for, check_threads
 from .traffic import make_pattern
 
 MODES = {"min": engine.MIN, "polarstar": engine.NEXTHOP, "polarized": engine.POLARIZED,
@@ -63,7 +69,7 @@ class Ejection:
 class NetworkSim:
     def __init__(self, net: Network, routing: str = "min", params: RouterParams = RouterParams(),
                  traffic: str = "uniform", load: float = 0.1, seed: int = 1, trace: int = 0, routing_obj=None,
-                 endpoint_trace: int = 0, vc_policy: str = "hops"):
+                 endpoint_trace: int = 0, vc_policy: str = "hops", threads: int | None = None):
         if routing not in MODES:
             raise ParameterError(f"routing={routing!r}: unknown; allowed: {', '.join(MODES)}")
         if not isinstance(load, (int, float)) or not 0 <= load <= 1:
@@ -71,6 +77,7 @@ class NetworkSim:
         if net.num_endpoints < 1:
             raise ParameterError("p: the network has no endpoints (use -p P)")
         check_seed(seed)
+        self.threads = check_threads(threads)
         self.arith = uses_arithmetic(net, routing, routing_obj)
         check_memory(net, params, cycles=0, load=0.0, arith=self.arith, routing=routing)
         self.net, self.params, self.load, self.seed = net, params, float(load), seed
@@ -113,6 +120,8 @@ class NetworkSim:
         self._g_pending = np.zeros(0, dtype=np.int64)        # ids not yet handed to the engine
         self._g_routers = set()
         self.cycle = 0
+        # the router blocks of the parallel engine (sim.threads), made at the first run
+        self._blocks = None
 
     def _tables(self) -> engine.Tables:
         """The engine's tables: neighbours, class steps (int8), VC classes, and the routing's
@@ -326,6 +335,7 @@ class NetworkSim:
             raise ParameterError(f"cycles: a run ends by cycle {MAX_CYCLE} (packet times are int32)")
         # at most GEN_DRAWS Bernoulli draws per chunk: the same chunks as asked on small networks
         chunk = max(1, min(chunk, GEN_DRAWS // max(1, len(self.active))))
+        blocks = blocks_for(self.threads, self.net.num_routers, cycles)
         while self.cycle < end:
             t1 = min(end, self.cycle + chunk)
             gt, gp = self._generate(self.cycle, t1)
@@ -335,8 +345,7 @@ class NetworkSim:
                                  garbage=engine.Garbage(**{f: getattr(self, f) for f in engine.Garbage._fields}),
                                  arrivals=engine.Arrivals(gen_time=gt, gen_pk=gp, ggen_time=ggt, ggen_id=ggp),
                                  obs=self.obs)
-            status, t = engine.run_cycles(self.cycle, t1, self.config, self.tables, self.routers, world,
-                                          engine.new_scratch(self.P, p.vcs), skip)
+            status, t = self._run_cycles(t1, world, skip, blocks)
             if status == engine.DEADLOCK:
                 raise DeadlockDetected(f"deadlock: no flit moved for {p.watchdog} cycles with "
                                        f"{self.in_flight} flits in flight (cycle {t}, routing {self.routing_name}, "
@@ -348,6 +357,19 @@ class NetworkSim:
             if progress:
                 progress(t1 - self.cycle)
             self.cycle = t1
+
+    def _run_cycles(self, t1, world, skip, k):
+        """The engine up to cycle t1: in k blocks of routers on `self.threads` threads, or serially
+        (one block, or a router simulated outside the model)."""
+        if k == 1 or skip >= 0:
+            return engine.run_cycles(self.cycle, t1, self.config, self.tables, self.routers, world,
+                                     engine.new_scratch(self.P, self.params.vcs), skip)
+        if self._blocks is None:
+            self._blocks = engine.new_blocks(self.net.num_routers, self.P, self.params.vcs,
+                                             self.links.a_cnt.shape[0], self.obs.trace.shape[0] > 0, k)
+        numba.set_num_threads(self.threads)
+        return engine.run_cycles_parallel(self.cycle, t1, self.config, self.tables, self.routers, world,
+                                          self._blocks, skip)
 
     def stop_injection(self):
         self.load = 0.0

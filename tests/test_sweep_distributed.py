@@ -18,7 +18,9 @@ from topologies import build
 
 SPEC = "polarstar:q=3,supernode=iq,degree=0"
 LOADS = [0.1, 0.4, 0.7]
-CLOCK = ("seconds", "router_cycles_per_second")      # wall-clock figures: the only fields that may differ
+# how a point ran (wall clock, its threads: every core serially, one on a cluster's worker):
+# the only fields that may differ
+CLOCK = ("seconds", "router_cycles_per_second", "threads")
 
 
 def without_clock(curves: dict) -> dict:

@@ -44,6 +44,9 @@ def check_names(args):
         raise ParameterError(f"--traffic={args.traffic!r}: unknown; allowed: {', '.join(PATTERNS)}")
     if args.cycles < 1 or args.warmup < 0:
         raise ParameterError(f"--cycles={args.cycles}, --warmup={args.warmup}: need cycles >= 1 and warmup >= 0")
+    if args.threads is not None:
+        from sim.threads import check_threads
+        check_threads(args.threads, "--threads")
 
 
 def network_from(args):
@@ -80,6 +83,8 @@ def add_parser(sub):
                        description="Simulate one load point on the cycle-accurate model; defaults in parentheses.")
     add_common(p)
     p.add_argument("--load", type=float, required=True, help="offered load, flits/cycle/endpoint (0..1)")
+    p.add_argument("--threads", type=integer, default=None, metavar="N",
+                   help="threads of the simulation; any N gives the same results (default: every core)")
     return p
 
 
@@ -95,7 +100,8 @@ def run(args) -> Result:
     bar = progress(args, args.warmup + args.cycles, "cycles", unit="cyc", delay=1)
     try:
         d = run_point(net, args.routing, args.traffic, args.load, params, args.warmup, args.cycles, seed=args.seed,
-                      progress=lambda k: bar.update(min(k, bar.total - bar.n)), vc_policy=args.vc_policy)
+                      progress=lambda k: bar.update(min(k, bar.total - bar.n)), vc_policy=args.vc_policy,
+                      threads=args.threads)
     except DeadlockDetected as e:
         raise ParameterError(str(e)) from None
     finally:
@@ -103,5 +109,5 @@ def run(args) -> Result:
     d = {"spec": net.spec or net.name, "routers": net.num_routers, **failure_info(args, net), **d,
          "seed": args.seed, "vc_policy": args.vc_policy}
     keys = ["routing", "failed_links", *(["fail_seed"] if "fail_seed" in d else []), "seed", "traffic", "load", "offered", "accepted", "latency_mean", "latency_p99", "hops_mean",
-            "lost", "vcs", "vc_policy", "depth", "seconds", "router_cycles_per_second"]
+            "lost", "vcs", "vc_policy", "depth", "threads", "seconds", "router_cycles_per_second"]
     return Result(d, table([(k, d[k]) for k in keys]))

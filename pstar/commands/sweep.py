@@ -35,6 +35,9 @@ def add_parser(sub):
                    help="run the points on a local Dask cluster of N processes (1: serially in this process; "
                         "default: one per free core when the sweep is long enough to pay for the cluster's "
                         "start, else 1)")
+    p.add_argument("--threads", type=integer, default=None, metavar="N",
+                   help="threads of each simulation; any N gives the same results (default: every core, "
+                        "or one per point on a Dask cluster)")
     return p
 
 
@@ -65,7 +68,7 @@ def run(args) -> Result:
         args.routing = r
         params[r] = params_from(args, net)
         build_routing(net, r, params[r], vc_policy=args.vc_policy)
-    job = SweepJob(params, args.traffic, args.warmup, args.cycles, args.seed, args.vc_policy)
+    job = SweepJob(params, args.traffic, args.warmup, args.cycles, args.seed, args.vc_policy, args.threads)
     points = len(loads) * len(routings)
     workers = args.workers if args.workers is not None or args.scheduler else default_workers(net, job, points)
     bar = progress(args, points, "load points", delay=1)
