@@ -82,11 +82,13 @@ def sweep_options(preset: str | None = None, **flow) -> dict:
 
 
 def run_sweep(quick: bool = False, out: str = OUT, only: str | None = None, no_build: bool = False,
-              progress: bool = True, preset: str | None = None, **flow) -> list[dict]:
+              progress: bool = True, preset: str | None = None, seeds=None, **flow) -> list[dict]:
     """Build the missing points (or those named in `only`) and rewrite OUT.md / OUT.png;
     `no_build`: only rewrite the table and the plot from OUT.json; `progress`: say each point and
     each build step on stderr; `preset` and `flow` (pnr_router=, placer=, wide_luts=, ...): the
-    build options of every point (`sweep_options`), FpgaConfig's defaults for the rest."""
+    build options of every point (`sweep_options`), FpgaConfig's defaults for the rest; `seeds`
+    (an `fpga.seeds.SeedRun`): each point placed and routed at every seed, its row with the
+    median, min and max Fmax."""
     opts = sweep_options(preset, **flow)     # before any point is built, not as an error row in every point
     if no_build and only:
         raise ParameterError(f"only={only!r}: names points to build, and no-build builds none")
@@ -110,7 +112,7 @@ def run_sweep(quick: bool = False, out: str = OUT, only: str | None = None, no_b
             continue
         commit = source_commit()
         try:
-            rep = build(pts[name], progress=progress)
+            rep = build(pts[name], progress=progress, seeds=seeds)
             rep.pop("utilization", None)
         except ParameterError as e:
             rep = {"error": str(e), "commit": commit}
@@ -200,7 +202,7 @@ def markdown(rows: list[dict]) -> str:
             lines.append(f"| {r['name']} | | | | | | | {r['error']} | | | | | | {r.get('commit') or ''} |")
             continue
         tail = (f"{r.get('lut4', '')} | {r.get('ff', '')} | {r.get('bram', '')} | {r.get('lutram', '')} | "
-                f"{r.get('fmax_mhz', '')} | {r.get('pnr_router', 'router1')}{', static placer' if r.get('placer') == 'static' else ''}"
+                f"{_fmax(r)} | {r.get('pnr_router', 'router1')}{', static placer' if r.get('placer') == 'static' else ''}"
                 f"{', timing-driven rip-up' if r.get('tmg_ripup') else ''}"
                 f"{', timed %g %% faster' % r['pnr_margin'] if r.get('pnr_margin') else ''}"
                 f"{'' if r.get('wide_luts', True) else ', no wide LUTs'} | "
@@ -218,6 +220,19 @@ def markdown(rows: list[dict]) -> str:
     return out
 
 
+def _fmax_value(row: dict) -> float:
+    """A row's Fmax: its build's, or over several seeds their median."""
+    return row.get("fmax_median_mhz", row["fmax_mhz"])
+
+
+def _fmax(row: dict) -> str:
+    """A row's Fmax cell: its build's, or over several seeds the median (min–max, seeds)."""
+    if "fmax_median_mhz" in row:
+        return (f"{row['fmax_median_mhz']} ({row['fmax_min_mhz']}–{row['fmax_max_mhz']}, "
+                f"{row['seeds_run']} seeds)")
+    return str(row.get("fmax_mhz", ""))
+
+
 def plot(rows: list[dict], path: pathlib.Path) -> None:
     import matplotlib
     matplotlib.use("Agg")
@@ -229,7 +244,7 @@ def plot(rows: list[dict], path: pathlib.Path) -> None:
     for V in (2, 4):
         for W, mk in ((32, "o"), (64, "s")):
             for B, ls in ((4, ":"), (8, "-")):
-                pts = sorted((r["ports"], r["lut4"], r["fmax_mhz"]) for r in routers
+                pts = sorted((r["ports"], r["lut4"], _fmax_value(r)) for r in routers
                              if r["vcs"] == V and r["flit_width"] == W and r["depth"] == B)
                 if pts:
                     label = f"V={V} B={B} W={W}"
@@ -254,7 +269,7 @@ def plot(rows: list[dict], path: pathlib.Path) -> None:
     units = [r for r in ok if r["name"].startswith("unit-")]
     for unit, generic, mk, ls in (("polarstar", False, "o", "-"), ("min", False, "s", "-"),
                                   ("polarstar", True, "o", "--"), ("min", True, "s", "--")):
-        pts = sorted((_unit_q(r["name"]), r["lut4"], r["fmax_mhz"]) for r in units
+        pts = sorted((_unit_q(r["name"]), r["lut4"], _fmax_value(r)) for r in units
                      if r["routing"] == unit and bool(r.get("id_input")) == generic)
         if pts:
             label = ("arithmetic PolarStar unit" if unit == "polarstar" else "table unit (min)") + \

@@ -371,7 +371,7 @@ def test_sweep_skips_points_a_measured_misfit_implies(tmp_path, monkeypatch):
     (tmp_path / "s.json").write_text(json.dumps(done))
     built = []
 
-    def fake_build(cfg, progress=True):
+    def fake_build(cfg, progress=True, seeds=None):
         built.append((cfg.ports, cfg.vcs, cfg.depth, cfg.flit_width))
         return {"lut4": 2, "design": cfg.design, "routing": cfg.routing, "ports": cfg.ports, "vcs": cfg.vcs,
                 "depth": cfg.depth, "flit_width": cfg.flit_width, "fmax_mhz": 40.0, "ff": 1}
@@ -397,6 +397,36 @@ def test_sweep_skips_points_a_measured_misfit_implies(tmp_path, monkeypatch):
     assert all(r.get("not_built") and "not built yet" in r["error"] for r in later)
 
 
+def test_sweep_places_every_point_at_the_seeds(tmp_path, monkeypatch, capsys):
+    """`fpga sweep --seeds`: each built point gets the SeedRun, and its row shows the median Fmax
+    with its range (the best seed's bitstream Fmax is not the row's figure); the plot takes the
+    median. --seeds with --no-build, or --jobs without --seeds, is a one-line error."""
+    import json
+
+    import fpga.sweep as sweep
+    from fpga.seeds import SeedRun
+    got = []
+
+    def fake_build(cfg, progress=True, seeds=None):
+        got.append(seeds)
+        return {"lut4": 2, "design": cfg.design, "routing": cfg.routing, "ports": cfg.ports, "vcs": cfg.vcs,
+                "depth": cfg.depth, "flit_width": cfg.flit_width, "fmax_mhz": 99.0, "ff": 1, "seeds_run": 3,
+                "fmax_median_mhz": 88.1, "fmax_min_mhz": 80.2, "fmax_max_mhz": 99.0}
+
+    plotted = []
+    monkeypatch.setattr(sweep, "build", fake_build)
+    monkeypatch.setattr(sweep, "plot", lambda rows, path: plotted.append(sweep._fmax_value(rows[0])))
+    run = SeedRun((1, 2, 3), jobs=2)
+    rows = sweep.run_sweep(out=str(tmp_path / "s"), only="router-P4-V2-B4-W32", seeds=run)
+    assert got == [run] and plotted == [88.1]
+    assert "| 88.1 (80.2–99.0, 3 seeds) | router1 |" in sweep.markdown(rows)
+    assert json.loads((tmp_path / "s.json").read_text())["router-P4-V2-B4-W32"]["fmax_median_mhz"] == 88.1
+    capsys.readouterr()
+    for argv in (["--seeds", "1-3", "--no-build"], ["--jobs", "2"]):
+        code, _, err = run_cli(["fpga", "sweep", "--out", str(tmp_path / "t"), *argv], capsys)
+        assert code == 2 and len(err.strip().splitlines()) == 1, err
+
+
 def test_sweeps_of_different_points_keep_each_others_rows(tmp_path, monkeypatch):
     """Two sweeps started from the same OUT.json, building different points: the second to
     finish keeps the first one's row (the file is read again before each write), and a row built
@@ -408,7 +438,7 @@ def test_sweeps_of_different_points_keep_each_others_rows(tmp_path, monkeypatch)
     path.write_text(json.dumps({"router-P4-V2-B4-W32": {"name": "router-P4-V2-B4-W32", "error": "old"}}))
     started = []
 
-    def fake_build(cfg, progress=True):
+    def fake_build(cfg, progress=True, seeds=None):
         if not started:            # the first sweep, mid-build: the second one runs to its end
             started.append(1)
             sweep.run_sweep(out=str(tmp_path / "s"), only="router-P4-V2-B8-W32")

@@ -4,7 +4,7 @@
                    [--census N] [--json]
   pstar fpga presets [--json]
   pstar fpga area [SPEC] [--preset NAME] [router flags] [--json]
-  pstar fpga sweep [--quick] [--out docs/fpga_sweep] [--only NAMES | --no-build] [--preset NAME]
+  pstar fpga sweep [--quick] [--out docs/fpga_sweep] [--only NAMES | --no-build] [--preset NAME] [--seeds LIST]
                    [flow flags] [--json]
 
 `build` runs the flow to a bitstream and prints LUT4, FF, BRAM, DSP use and nextpnr's maximum
@@ -63,14 +63,19 @@ def _build_parser(fsub):
     b.add_argument("--census", type=integer, default=0, metavar="N",
                    help="ECP5: stop after synthesis and list the N register groups with the longest "
                         "estimated paths (fpga/logic_depth.py; minutes, no place and route)")
-    b.add_argument("--seeds", metavar="LIST", default=None,
-                   help="place and route at each of these nextpnr seeds (1-5, 1,3,7) after one synthesis, keep the "
-                        "best bitstream and report every seed with the median, min and max Fmax (fpga/seeds.py)")
-    b.add_argument("--jobs", type=integer, default=None, metavar="N",
-                   help="with --seeds: seeds placed and routed at once (default: the cores)")
-    b.add_argument("--minutes", type=float, default=None, metavar="M",
-                   help="with --seeds: stop a seed not routed in M minutes (it counts as 0 MHz)")
+    _seed_flags(b, "")
     b.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+
+
+def _seed_flags(p, each: str) -> None:
+    """--seeds, --jobs, --minutes (fpga/seeds.py) of `build` and `sweep` (each: "" or " of each point")."""
+    p.add_argument("--seeds", metavar="LIST", default=None,
+                   help=f"place and route{each} at each of these nextpnr seeds (1-5, 1,3,7) after one synthesis, keep "
+                        "the best bitstream and report every seed with the median, min and max Fmax (fpga/seeds.py)")
+    p.add_argument("--jobs", type=integer, default=None, metavar="N",
+                   help="with --seeds: seeds placed and routed at once (default: the cores)")
+    p.add_argument("--minutes", type=float, default=None, metavar="M",
+                   help="with --seeds: stop a seed not routed in M minutes (it counts as 0 MHz)")
 
 
 def _seed_run(args):
@@ -118,6 +123,7 @@ def add_parser(sub):
     _preset_flag(s, " (its options only: pipeline, flits, synthesis, placement, seed; each point keeps its "
                     "own SPEC and sizes)")
     add_build_arguments(s, SWEEP_FLAGS)
+    _seed_flags(s, " each point")
     add_quiet(s)
     s.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     return p
@@ -181,11 +187,14 @@ def _area_result(args) -> Result:
 
 
 def _sweep_result(args) -> Result:
+    seeds = _seed_run(args)
+    if seeds is not None and args.no_build:
+        raise ParameterError("--seeds: places and routes, and --no-build builds nothing")
     check_sweep_out(args.out, args.no_build)
     from fpga.cli import given_values
     from fpga.sweep import markdown, run_sweep
     rows = run_sweep(quick=args.quick, out=args.out, only=args.only, no_build=args.no_build, progress=not args.quiet,
-                     preset=args.preset, **given_values(args))
+                     preset=args.preset, seeds=seeds, **given_values(args))
     return Result({"points": rows, "out": args.out, "preset": args.preset}, markdown(rows))
 
 
