@@ -159,7 +159,7 @@ def test_sweep_takes_a_presets_options(tmp_path, monkeypatch):
     with pytest.raises(ParameterError, match="vcs: not an option a sweep sets"):
         sweep.sweep_options(vcs=2)
     built = []
-    monkeypatch.setattr(sweep, "build", lambda cfg, progress=True: built.append(cfg) or {
+    monkeypatch.setattr(sweep, "build", lambda cfg, progress=True, seeds=None: built.append(cfg) or {
         "lut4": 1, "ff": 1, "fmax_mhz": 1.0, "design": cfg.design, "routing": cfg.routing, "ports": cfg.ports,
         "vcs": cfg.vcs, "depth": cfg.depth, "flit_width": cfg.flit_width})
     monkeypatch.setattr(sweep, "plot", lambda rows, path: None)
