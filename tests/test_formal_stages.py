@@ -314,6 +314,19 @@ class StuckPointerVA(VCAllocator):
         return m
 
 
+class FlickeringRequestRouter(Router):
+    """Input VC (0, 0)'s request to the VC allocator drops every other cycle while its head waits
+    (the separable VA's waiting proof assumes a request stays until granted)."""
+    def _connect_allocators(self, m, stages, alloc):
+        frees = super()._connect_allocators(m, stages, alloc)
+        inputs, vca = stages[0], stages[1]
+        valid, fr = alloc[0], inputs[0].front[0]
+        toggle = Signal(name="flicker")
+        m.d.sync += toggle.eq(~toggle)
+        m.d.comb += vca.request[0][0].eq(inputs[0].count_gt[0][0] & ~valid[0][0] & fr.flit.head & ~fr.bad & toggle)
+        return frees
+
+
 class EarlyReleaseRouter(Router):
     """Releases an input VC's output VC when its head leaves, not its tail."""
     def _connect_allocators(self, m, stages, alloc):
@@ -408,6 +421,9 @@ BROKEN = [
     ("router4_va_stages2_stuck_va_pointer",
      lambda: router5_harness(2, 2, q=2, checks=("liveness",), va_stages=2,
                              router_cls=_router_with("VCAllocator", StuckPointerVA)), 8, "", False),
+    ("router4_fpga_target_flickering_va_request",
+     lambda: router5_harness(2, 2, q=2, checks=("liveness",), **FPGA_TARGET, router_cls=FlickeringRequestRouter),
+     6, "", False),
     ("router4_speculative_sa_starves_a_lone_tail",
      lambda: router5_harness(2, 2, q=2, checks=("liveness",), sa_stages=3, st_stage=2,
                              router_cls=_router_with("SwitchAllocator", SpeculativeSA)), 4, "", False),

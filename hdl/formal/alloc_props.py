@@ -83,9 +83,10 @@ def separable_va_invariants(m, shape, ovcs_of, vs):
     beside it, its slot `sva_tslot` still empty) or, from then on, its slot one-hot at that output
     VC and exactly one of: waiting at the output VC's arbiter (`sva_sreq`), granted (G1,
     `sva_g1_*`) or granted and back at the port (G2, `sva_g2_*`). Nothing is in these for a slot
-    no request holds. Returns per output VC (o, w) the bits of its grants in flight (G1, G2)."""
+    no request holds. Returns per output VC (o, w) the bits of its grants in flight: (G1 bits, G2
+bits), one per candidate port."""
     P, V, prm = shape.P, shape.V, shape.params
-    inflight, g1_of, cand = {}, {}, {}
+    inflight, g1_of, cand = {}, {}, {}           # inflight[(o, w)]: ([G1 bits], [G2 bits])
     if prm.va_choice_stage:
         for o in range(shape.R):
             for c in range(shape.C):
@@ -99,7 +100,7 @@ def separable_va_invariants(m, shape, ovcs_of, vs):
         g1 = signal(vs, f"sva_g1_{o}_{w}")
         for k, i in enumerate(sorted(ports)):
             g1_of[i, (o, w)] = g1[k]
-            inflight.setdefault((o, w), []).append(g1[k])
+            inflight.setdefault((o, w), ([], []))[0].append(g1[k])
     for i in range(P):
         ovcs = [ovcs_of[i * V + v] for v in range(V)]
         port_ovcs = sorted(set().union(*ovcs))
@@ -134,7 +135,7 @@ def separable_va_invariants(m, shape, ovcs_of, vs):
         for n, (o, w) in enumerate(port_ovcs):
             held = Cat(*[tslot[v][n] for v in range(V)]).any()
             m.d.comb += Assert(held | ~(sreq[n] | g1_of[i, (o, w)] | g2[n]))
-            inflight[(o, w)].append(g2[n])
+            inflight[(o, w)][1].append(g2[n])
     return inflight
 
 

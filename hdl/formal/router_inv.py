@@ -295,7 +295,8 @@ def separable_invariants(c):
     """va_separable: the requests in the separable VC allocator (`alloc_props.separable_va_invariants`),
     and per input VC with a request in it (`sva_pend`): unallocated, its front a well-formed head
     (it asked for an output VC; such a front is not popped). Returns per output VC (o, w) the bits
-    of its grants in flight: `busy` is then exactly held or in flight, by one at most."""
+    of its grants in flight, (G1 bits, G2 bits): `busy` is then exactly held or in flight, by one
+    at most."""
     m, vs = c.m, c.vsig
     inflight = separable_va_invariants(m, c.dut.shape, c.vcmap.ovcs_of, vs)
     for i in range(c.P):

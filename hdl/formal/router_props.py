@@ -160,7 +160,8 @@ def _output_vc(c, o, w, induct, honest, cr):
     fl = out.payload
     busy = c.outs.busy[o]
     hold = Cat(*[h for _, h in _holders(c, o, w)])
-    fly = Cat(*c.sva.get((o, w), []))      # separable VA: grants on their way to an input VC
+    g1, g2 = c.sva.get((o, w), ([], []))      # separable VA: grants on their way to an input VC
+    fly = Cat(*g1, *g2)
     m.d.comb += [Assert(_onehot0(Cat(hold, fly))), Assert(busy[w] == (hold.any() | fly.any()))]
     leave = out.valid & (fl.vc == w)
     # busy falls exactly when a tail leaves (st_stage cycles after its allocation)
@@ -404,6 +405,41 @@ def _va_fairness(c):
                 m.d.comb += [Assert(lost + dk <= n - 1), Assert(lost <= n - 1)]
 
 
+# an output VC stays busy at least this many cycles in the router (alloc_props.va_waiting_harness's hold)
+SEPARABLE_HOLD = 3
+
+
+def _separable_environment(c):
+    """va_separable: the router keeps the two promises on which `alloc_props.va_waiting_harness`
+    proves the separable VC allocator's bounded waiting, so that proof holds for the allocator in
+    the router. (1) A request not granted stays, with its route, eject and dst_ep, in the next
+    cycle (the head stays at its VC's front). (2) An output VC falls free only after
+    SEPARABLE_HOLD cycles busy: `age` counts the cycles since it was taken (saturating), and its
+    grant in G1, in G2 and then held by an input VC are ages 1, 2 and SEPARABLE_HOLD; a release
+    needs a holder's tail."""
+    m, vca, H = c.m, c.vca, SEPARABLE_HOLD
+    for i in range(c.P):
+        for v in range(c.V):
+            now = Cat(vca.request[i][v], vca.route[i][v], vca.eject[i][v], vca.dst_ep[i][v])
+            was = Signal.like(now, name=f"va_in_was_{i}_{v}")
+            waited = Signal(name=f"va_waited_{i}_{v}")
+            m.d.sync += [was.eq(now), waited.eq(vca.request[i][v] & ~vca.grant[i][v].any())]
+            with m.If(waited):
+                m.d.comb += Assert(now == was)
+    for o in range(c.P):
+        busy = c.outs.busy[o]
+        for w in range(c.V):
+            age = Signal(range(H + 1), name=f"busy_age_{o}_{w}")
+            m.d.sync += age.eq(Mux(vca.taken[o][w], 1, Mux(age < H, age + 1, age)))
+            g1, g2 = c.sva.get((o, w), ([], []))
+            held = Cat(*[h for _, h in _holders(c, o, w)])
+            m.d.comb += [Assert(~Cat(*g1).any() | (age == 1)), Assert(~Cat(*g2).any() | (age == 2)),
+                         Assert(~held.any() | (age == H))]
+            was_busy, was_age = Signal(name=f"was_busy_{o}_{w}"), Signal.like(age, name=f"was_age_{o}_{w}")
+            m.d.sync += [was_busy.eq(busy[w]), was_age.eq(age)]
+            m.d.comb += Assert(~(was_busy & ~busy[w]) | (was_age == H))
+
+
 def _va2_present(c, iv, o, w, cand):
     """va_stages 2: if any input VC's registered request is for (o, w), input VC iv's is too."""
     def asks(x):
@@ -421,8 +457,8 @@ def router5_harness(V: int = 3, B: int = 4, pkt_len: int = 2, router_cls=None, q
     """q: the PolarStar (3: P = 5, 2: P = 4). `checks`, any of CHECKS: "packets", the
     non-interleaving check by k-induction (with the buffers' packet structure as invariants);
     "liveness", the SA's bounded response (`_liveness`, one-cycle SA, or
-    `sa_response.pipelined_sa_response`) and the central VA's `_va_fairness`, downstream always
-    ready; "bmc", the packet order bounded from reset instead of the
+    `sa_response.pipelined_sa_response`) and the central VA's `_va_fairness` (the separable VA:
+    `_separable_environment`), downstream always ready; "bmc", the packet order bounded from reset instead of the
     induction-only invariants (for `mode bmc`); "malformed", with "packets": any heads (a head
     whose destination does not exist is dropped with the rest of its packet), not only
     well-formed ones; "dishonest", a downstream that may return credits it does not owe (the
@@ -470,7 +506,9 @@ def router5_harness(V: int = 3, B: int = 4, pkt_len: int = 2, router_cls=None, q
             _liveness(c)
         else:
             pipelined_sa_response(c)
-        if not c.prm.va_separable and c.dut.C == V:
+        if c.prm.va_separable:
+            _separable_environment(c)
+        elif c.dut.C == V:
             _va_fairness(c)
     return m, c.free
 
