@@ -28,18 +28,15 @@ def _run(net, routing, params, blocks, monkeypatch, cycles=600):
     """A loaded run with garbage at 40 endpoints, its routers' stages in `blocks` blocks (1: the
     serial engine)."""
     monkeypatch.setattr(network_sim, "blocks_for", lambda threads, routers, cycles: blocks)
-    sim = NetworkSim(net, routing, params, load=0.45, seed=5, trace=10**6, endpoint_trace=10**6,
-                     threads=min(2, sim_threads()))
+    run = NetworkSim(net, routing, params, load=0.45, seed=5, trace=10**6, endpoint_trace=10**6,
+                     threads=min(2, sim.threads.max_threads()))
     rng = np.random.default_rng(3)
-    sim.add_garbage(rng.integers(sim.E, size=40), rng.integers(0, 400, size=40),
-                    [sim.garbage_kinds()[k % len(sim.garbage_kinds())] for k in range(40)])
-    sim.run(cycles, chunk=250)
-    assert (sim._blocks is not None) == (blocks > 1)
-    return sim
-
-
-def sim_threads():
-    return sim.threads.max_threads()
+    kinds = run.garbage_kinds()
+    run.add_garbage(rng.integers(run.E, size=40), rng.integers(0, 400, size=40),
+                    [kinds[k % len(kinds)] for k in range(40)])
+    run.run(cycles, chunk=250)
+    assert (run._blocks is not None) == (blocks > 1)
+    return run
 
 
 def _state(s):
