@@ -70,7 +70,7 @@ def separable_va(m: Module, P: int, V: int, ovcs_of, req_valid, req_o, req_w, bu
     won_w[iv], the binary VC of the output VC won (read only beside won)."""
     port_ovcs = [sorted(set().union(*[ovcs_of[i * V + v] for v in range(V)])) for i in range(P)]
     slot = [{ow: k for k, ow in enumerate(port_ovcs[i])} for i in range(P)]
-    ports = []
+    ports, sreqs = [], []           # per port: its launch stage's signals; its sticky request register
     for i in range(P):
         launch, l1_vc, l1_o, l1_w, pend, pend_w = _launch(m, i, V, req_valid, req_o, req_w)
         # the target, one-hot over the output VCs the port's VCs can hold, decoded from L1 on the
@@ -84,8 +84,8 @@ def separable_va(m: Module, P: int, V: int, ovcs_of, req_valid, req_o, req_w, bu
         for v in range(V):
             with m.If(l1_vc[v]):
                 m.d.sync += tslot[v].eq(target)
-        sreq = Signal(len(port_ovcs[i]), name=f"sva_sreq_{i}")
-        ports.append((launch, pend, pend_w, target, tslot, sreq))
+        sreqs.append(Signal(len(port_ovcs[i]), name=f"sva_sreq_{i}"))
+        ports.append((launch, pend, pend_w, target, tslot))
 
     set_busy = [[Const(0, 1)] * V for _ in range(P)]
     granted = [[Const(0, 1)] * len(port_ovcs[i]) for i in range(P)]    # per port and slot, this cycle
@@ -98,7 +98,7 @@ def separable_va(m: Module, P: int, V: int, ovcs_of, req_valid, req_o, req_w, bu
             arb = RoundRobinArbiter(len(cand), own_commit=True)
             m.submodules[f"sva_out_{o}_{w}"] = arb
             ok = ~busy[o][w]
-            m.d.comb += [arb.requests.eq(Cat(*[ports[i][5][slot[i][o, w]] for i in cand])),
+            m.d.comb += [arb.requests.eq(Cat(*[sreqs[i][slot[i][o, w]] for i in cand])),
                          arb.commit.eq(arb.valid & ok), arb.commit_grant.eq(arb.grant)]
             s = Signal(name=f"sva_set_{o}_{w}")
             m.d.comb += s.eq(arb.valid & ok)
@@ -112,8 +112,8 @@ def separable_va(m: Module, P: int, V: int, ovcs_of, req_valid, req_o, req_w, bu
 
     won, won_w = [None] * (P * V), [None] * (P * V)
     for i in range(P):
-        launch, pend, pend_w, target, tslot, sreq = ports[i]
-        m.d.sync += sreq.eq((sreq & ~Cat(*granted[i])) | target)
+        launch, pend, pend_w, target, tslot = ports[i]
+        m.d.sync += sreqs[i].eq((sreqs[i] & ~Cat(*granted[i])) | target)
         g2 = _reg(m, Cat(*g1[i]), f"sva_g2_{i}")
         for v in range(V):
             iv = i * V + v

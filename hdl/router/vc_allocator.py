@@ -118,14 +118,17 @@ class VCAllocator(wiring.Component):
         cfg, V, C = self.cfg, self.cfg.V, self.cfg.C
         ob, wb, kb = index_bits(cfg.P), index_bits(V), self.key_bits
         best, loaded = {}, {}
+
+        def candidate(o, w):
+            """(valid, key) of output VC (o, w): a free one, or with take_busy any, a busy one's
+            key all ones (after every free one)."""
+            if self.take_busy:
+                return Const(1, 1), self.occupancy[o][w] | self.busy[o][w].replicate(kb)
+            return ~self.busy[o][w], self.occupancy[o][w]
+
         for o in range(cfg.R):
             for c in range(C):
-                if self.take_busy:     # busy VCs too, after every free one: a busy VC's key is all ones
-                    members = [(Const(1, 1), self.occupancy[o][w] | self.busy[o][w].replicate(kb), Const(o, ob),
-                                Const(w, wb)) for w in range(V) if cfg.vc_class[w] == c]
-                else:
-                    members = [(~self.busy[o][w], self.occupancy[o][w], Const(o, ob), Const(w, wb))
-                               for w in range(V) if cfg.vc_class[w] == c]
+                members = [(*candidate(o, w), Const(o, ob), Const(w, wb)) for w in range(V) if cfg.vc_class[w] == c]
                 bv, bk, _, bw = argmin(m, members, f"vbest_{o}_{c}", kb, ob, wb)
                 if cfg.params.va_choice_stage:
                     # registered: the choice reads last cycle's output state (nothing free after
