@@ -1345,10 +1345,11 @@ def watchdog(t, cfg, obs, moved):
 
 @_stage
 def route_routers(t, block, cfg, tables, rt, world, tmp):
-    """The router stages of cycle t for routers lo .. hi - 1 in order (all from the state at the
-    start of the cycle), block = (lo, hi, skip), except router `skip`: the registered VC choice, RC and the VC choice, VC
-    allocation, switch allocation with traversal and credit return, the drop of malformed flits,
-    the VC grants. -> (status, whether anything moved); a router that fails ends the block"""
+    """The router stages of cycle t for routers lo .. hi - 1 in order but `skip`, block = (lo, hi,
+    skip), all from the state at the start of the cycle: the registered VC choice, RC and the VC
+    choice, VC allocation, switch allocation with traversal and credit return, the drop of
+    malformed flits, the VC grants. -> (status, whether anything moved); a router that fails
+    ends the block"""
     lo, hi, skip = block
     vtmp, stmp = tmp.va, tmp.sa
     moved = False

@@ -218,7 +218,20 @@ def _va_env(V, B, allocator_cls, params):
     return m, free, dut, inner, vs
 
 
-def va_waiting_harness(V: int = 3, B: int = 4, hold: int = 3, allocator_cls=None, **params):
+# cycles an output VC stays busy at least in the router (a grant is applied 2 cycles after it, and
+# the tail leaves a cycle later at the earliest): what va_waiting_harness assumes and
+# router_props._separable_environment proves of the router
+SEPARABLE_HOLD = 3
+
+
+def busy_age(m, taken, hold: int, name: str):
+    """Cycles since output VC `taken` was last taken (1 in the cycle after), saturating at `hold`."""
+    age = Signal(range(hold + 1), name=name)
+    m.d.sync += age.eq(Mux(taken, 1, Mux(age < hold, age + 1, age)))
+    return age
+
+
+def va_waiting_harness(V: int = 3, B: int = 4, hold: int = SEPARABLE_HOLD, allocator_cls=None, **params):
     """Bounded waiting of a VC allocator alone (`va_harness`'s environment and assertions): input
     VC X = (1, 0), whenever it asks (from cycle 1 on), asks for output port 0 only, so for the
     one output VC (0, w) of its next class; every input VC's request (X's too) is otherwise free,
@@ -254,8 +267,7 @@ def va_waiting_harness(V: int = 3, B: int = 4, hold: int = 3, allocator_cls=None
     age = {}
     for oo in range(P):
         for ww in range(V):
-            age[oo, ww] = Signal(range(hold + 1), name=f"busy_age_{oo}_{ww}")     # cycles busy, saturating
-            m.d.sync += age[oo, ww].eq(Mux(dut.taken[oo][ww], 1, Mux(age[oo, ww] < hold, age[oo, ww] + 1, age[oo, ww])))
+            age[oo, ww] = busy_age(m, dut.taken[oo][ww], hold, f"busy_age_{oo}_{ww}")
             m.d.comb += Assume(~by[f"release_{oo}"][ww] | (age[oo, ww] >= hold))
     others = Cat(*[dut.grant[i][v][o * V + w] for i in range(P) for v in range(V) if i * V + v != x])
     lost = Signal(range(n + 2), name="lost")
@@ -419,4 +431,5 @@ def sa_harness(V: int = 3, B: int = 4, allocator_cls=None, **params):
     return m, free
 
 
-__all__ = ["router_shape", "sa_harness", "separable_va_invariants", "va_harness", "va_waiting_harness"]
+__all__ = ["SEPARABLE_HOLD", "busy_age", "router_shape", "sa_harness", "separable_va_invariants", "va_harness",
+           "va_waiting_harness"]

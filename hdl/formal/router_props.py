@@ -52,6 +52,7 @@ from types import SimpleNamespace
 from amaranth.hdl import Assert, Assume, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data
 
+from .alloc_props import SEPARABLE_HOLD, busy_age
 from .internals import open_submodule, open_up, ptr_dist, signal, submodule
 from .properties import packet_sources
 from .router_inv import (
@@ -405,10 +406,6 @@ def _va_fairness(c):
                 m.d.comb += [Assert(lost + dk <= n - 1), Assert(lost <= n - 1)]
 
 
-# an output VC stays busy at least this many cycles in the router (alloc_props.va_waiting_harness's hold)
-SEPARABLE_HOLD = 3
-
-
 def _separable_environment(c):
     """va_separable: the router keeps the two promises on which `alloc_props.va_waiting_harness`
     proves the separable VC allocator's bounded waiting, so that proof holds for the allocator in
@@ -429,8 +426,7 @@ def _separable_environment(c):
     for o in range(c.P):
         busy = c.outs.busy[o]
         for w in range(c.V):
-            age = Signal(range(H + 1), name=f"busy_age_{o}_{w}")
-            m.d.sync += age.eq(Mux(vca.taken[o][w], 1, Mux(age < H, age + 1, age)))
+            age = busy_age(m, vca.taken[o][w], H, f"busy_age_{o}_{w}")
             g1, g2 = c.sva.get((o, w), ([], []))
             held = Cat(*[h for _, h in _holders(c, o, w)])
             m.d.comb += [Assert(~Cat(*g1).any() | (age == 1)), Assert(~Cat(*g2).any() | (age == 2)),
