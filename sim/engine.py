@@ -858,7 +858,7 @@ def _route_state(r, pk, cfg, tables, packets, credits):
 def route_heads(r, t, cfg, tables, rt, packets, vtmp):
     """RC and the VC choice, from start-of-cycle state: every input VC whose front flit is a head
     and that holds no output VC chooses a free output VC (at its destination the first free VC of
-    the local port). Writes the requests to vtmp.req_*; returns their count."""
+    the local port; va_separable: VC (i + v) mod V of it). Writes the requests to vtmp.req_*; returns their count."""
     inputs, outputs = rt.inputs, rt.outputs
     prev = (t + 1) % 2                     # va_choice_stage: the output state at the start of t - 1
     nreq = 0
@@ -875,14 +875,14 @@ def route_heads(r, t, cfg, tables, rt, packets, vtmp):
             w = -1
             if r == head[1] and (head[3] == 1 or cfg.mode == POLARIZED):
                 o = cfg.R + (packets.pk_dst[pk] - tables.ep_first[r])
-                for ww in range(cfg.V):
-                    if outputs.owner[r, o, ww] < 0:
-                        w = ww
-                        break
-                if w < 0:
-                    if cfg.va_separable == 1:
-                        w = 0          # every local VC busy: wait for VC 0
-                    else:
+                if cfg.va_separable == 1:
+                    w = (i + v) % cfg.V        # free or not: no two VCs of a port ask for one
+                else:
+                    for ww in range(cfg.V):
+                        if outputs.owner[r, o, ww] < 0:
+                            w = ww
+                            break
+                    if w < 0:
                         o = -1
             else:
                 cin = 0 if i >= cfg.R else tables.vcls[v]

@@ -58,6 +58,9 @@ PROOFS = [
     ("va_separable", lambda: va_harness(3, 4, va_separable=1), 5, "", False),
     # a head's bounded waiting at the separable VA (the FPGA target's: registered requests and choice)
     ("va_separable_bounded_waiting", lambda: va_waiting_harness(3, 4, hold=3, **SEPARABLE_VA)[:2], 3, "", False),
+    # the same for an ejecting head (it asks for local VC separable_eject_vc)
+    ("va_separable_bounded_waiting_eject", lambda: va_waiting_harness(3, 4, hold=3, eject=True, **SEPARABLE_VA)[:2],
+     3, "", True),
     ("sa_one_stage", lambda: sa_harness(3, 4), 1, "", False),
     ("sa_one_stage_two_iters", lambda: sa_harness(3, 4, alloc_iters=2), 1, "", False),
     ("sa_two_stages", lambda: sa_harness(3, 4, sa_stages=2), 1, "", False),
@@ -79,13 +82,13 @@ PROOFS = [
     # full tier: CI runs the same with link and credit latency 3 (below), which checks all of it too
     ("router4_sa_stages3_st_stage2_packets_v2_b2",
      lambda: router5_harness(2, 2, q=2, checks=("packets",), sa_stages=3, st_stage=2), 1, "", False),
-    # + bounded response (downstream always ready)
+    # + bounded response (any honest downstream) and the VA's bounded waiting (ejecting heads too)
     ("router5_packets_and_liveness", lambda: router5_harness(3, 4, checks=("packets", "liveness")), 1, "", False),
     ("router4_packets_and_liveness_v2_b2", lambda: router5_harness(2, 2, q=2, checks=("packets", "liveness")), 1, "",
      False),
     # link latency 3, credit latency 3 (the FPGA target's): + the flits in the input units' link
     # registers and the credits in the output unit's credit line (router_inv.link_invariants)
-    # the pipelined SA's bounded response (hdl/formal/sa_response.py), downstream always ready;
+    # the pipelined SA's bounded response (hdl/formal/sa_response.py), any honest downstream;
     # with the central VA (net26's pipeline) the registered requests' bounded waiting too
     ("router5_net26_pipeline_response",
      lambda: router5_harness(3, 4, checks=("liveness",), **NET26), 1, "", False),
@@ -314,6 +317,16 @@ class StuckPointerVA(VCAllocator):
         return m
 
 
+class StuckLocalPointerVA(VCAllocator):
+    """The local port's VCs' round-robin pointers never move (an ejecting head can lose them for
+    ever); the network output VCs' arbiters are right."""
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        local = tuple(f"va_arb_{o}_" for o in range(self.cfg.R, self.cfg.P))
+        m.d.comb += [arb.commit.eq(0) for name, (arb, _) in m._named_submodules.items() if name.startswith(local)]
+        return m
+
+
 class FlickeringRequestRouter(Router):
     """Input VC (0, 0)'s request to the VC allocator drops every other cycle while its head waits
     (the separable VA's waiting proof assumes a request stays until granted)."""
@@ -421,6 +434,9 @@ BROKEN = [
     ("router4_va_stages2_stuck_va_pointer",
      lambda: router5_harness(2, 2, q=2, checks=("liveness",), va_stages=2,
                              router_cls=_router_with("VCAllocator", StuckPointerVA)), 8, "", False),
+    ("router4_stuck_local_va_pointer",
+     lambda: router5_harness(2, 2, q=2, checks=("liveness",),
+                             router_cls=_router_with("VCAllocator", StuckLocalPointerVA)), 6, "", False),
     ("router4_fpga_target_flickering_va_request",
      lambda: router5_harness(2, 2, q=2, checks=("liveness",), **FPGA_TARGET, router_cls=FlickeringRequestRouter),
      6, "", False),
@@ -440,13 +456,16 @@ def test_planted_bug_fails_its_proof(name, make, k, script, tmp_path):
 
 
 @FULL
-def test_stuck_output_pointer_breaks_separable_waiting(tmp_path):
+@pytest.mark.parametrize("eject", [False, True], ids=["network", "eject"])
+def test_stuck_output_pointer_breaks_separable_waiting(eject, tmp_path):
     """The separable VA's bounded waiting with its output arbiters' pointers stuck: the port
     before the head's keeps winning, and the potential L + D <= n fails 19 cycles from reset
-    (BMC: the head's five losses take 4 cycles each, beyond the proof's k = 3)."""
-    r = _run("va_separable_stuck_output_pointer", lambda: va_waiting_harness(
-        3, 4, hold=3, allocator_cls=StuckOutputPointerSVA, **SEPARABLE_VA)[:2], 20, "", tmp_path, mode="bmc")
-    assert not r.passed and "FAIL" in r.status, f"va_separable_stuck_output_pointer: {r.status}, log {r.log}"
+    (BMC: the head's five losses take 4 cycles each, beyond the proof's k = 3); for a network
+    output VC (n = 4) and for the local VC of an ejecting head (n = 5: one loss, 4 cycles, more)."""
+    name = f"va_separable_stuck_output_pointer_{'eject' if eject else 'network'}"
+    r = _run(name, lambda: va_waiting_harness(3, 4, hold=3, allocator_cls=StuckOutputPointerSVA, eject=eject,
+                                              **SEPARABLE_VA)[:2], 26 if eject else 20, "", tmp_path, mode="bmc")
+    assert not r.passed and "FAIL" in r.status, f"{name}: {r.status}, log {r.log}"
 
 
 class SpeculativeSA(SwitchAllocator):

@@ -568,8 +568,8 @@ class VARef:
 class SepVARef(VARef):
     """The separable VC allocator (va_separable = 1) as plain Python, from docs/microarchitecture.md
     ("Separable VC allocation") and sim/engine.py `_separable_va`/`_apply_separable`: the choice
-    takes the first busy output VC (lowest port, then VC; an ejecting head local VC 0) when none is
-    free; per input port a round-robin launch over its VCs with a
+    takes the first busy output VC (lowest port, then VC) when none is free, and an ejecting head
+    of input VC (i, v) local VC (i + v) mod V; per input port a round-robin launch over its VCs with a
     request (as `va_requests` passes it: unmasked by `busy`), none in the allocator, and no other
     VC of the port in it for the same output VC; the launched request waits at its output VC
     from two cycles on, where a round robin over input ports grants it while the output VC is
@@ -585,9 +585,7 @@ class SepVARef(VARef):
     def choose(self, iv, head, busy, occupancy):
         s, R, V = self.shape, self.shape.R, self.shape.V
         if head["eject"]:
-            o = R + head["dst_ep"]
-            free = [w for w in range(V) if not busy[o][w]]
-            return (o, free[0] if free else 0)
+            return (R + head["dst_ep"], (iv // V + iv % V) % V)
         if s.params.va_choice_stage:
             if self.prev is None:
                 return None

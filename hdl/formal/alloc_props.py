@@ -38,6 +38,7 @@ from amaranth.hdl import Assert, Assume, Cat, Const, Module, Mux, Signal
 from contract.flit import flit_layout
 from contract.params import RouterParams
 
+from ..router.classes import separable_eject_vc
 from .internals import open_up, ptr_dist, signal, submodule
 
 
@@ -78,7 +79,8 @@ def separable_va_invariants(m, shape, ovcs_of, vs):
     `vs` by name) of a router shaped `shape`. A registered choice (va_choice_stage) is a VC of its
     class; a registered request (va_stages 2) is for an output VC its input VC can hold.
     Per input VC (i, v) with a request in the allocator (`sva_pend`): that output VC
-    (`sva_pend_o/w`) one it can hold, and no other VC of port i in it for the same output VC.
+    (`sva_pend_o/w`) one it can ask for (a network one it can hold, or local VC
+    `separable_eject_vc`), and no other VC of port i in it for the same output VC.
     The request is in exactly one place: the launch register L1 (`sva_l1_vc`, the same output VC
     beside it, its slot `sva_tslot` still empty) or, from then on, its slot one-hot at that output
     VC and exactly one of: waiting at the output VC's arbiter (`sva_sreq`), granted (G1,
@@ -112,7 +114,9 @@ bits), one per candidate port."""
         tslot = [signal(vs, f"sva_tslot_{i}_{v}") for v in range(V)]
         m.d.comb += Assert(_onehot0(l1))
         for v in range(V):
-            def holds(o_sig, w_sig, ovcs_v=ovcs[v]):
+            asks = [(o, w) for o, w in ovcs[v] if o < shape.R or w == separable_eject_vc(i * V + v, V)]
+
+            def holds(o_sig, w_sig, ovcs_v=asks):
                 return Cat(*[(o_sig == o) & (w_sig == w) for o, w in ovcs_v]).any()
             if prm.va_stages == 2:
                 with m.If(signal(vs, f"va2_v_{i}_{v}")):
@@ -231,30 +235,41 @@ def busy_age(m, taken, hold: int, name: str):
     return age
 
 
-def va_waiting_harness(V: int = 3, B: int = 4, hold: int = SEPARABLE_HOLD, allocator_cls=None, **params):
+def va_waiting_harness(V: int = 3, B: int = 4, hold: int = SEPARABLE_HOLD, allocator_cls=None, eject=False,
+                       **params):
     """Bounded waiting of a VC allocator alone (`va_harness`'s environment and assertions): input
     VC X = (1, 0), whenever it asks (from cycle 1 on), asks for output port 0 only, so for the
-    one output VC (0, w) of its next class; every input VC's request (X's too) is otherwise free,
+    one output VC (0, w) of its next class (`eject`: it ejects, and asks for the local VC
+    `separable_eject_vc`, separable VA only); every input VC's request (X's too) is otherwise free,
     but a head's request stays, unchanged, until its input VC is granted (as the router's fronts
     do), and an output VC stays busy at least `hold` cycles (its packet's flits). Asserted: while
-    X waits, (0, w) goes to other input VCs at most n times, n the input VCs that can hold it
-    (what `router_props._va_fairness` proves in the router for the central allocator). For the
-    separable allocator (hold >= 3, no other VC of X's port can hold (0, w)) with the potential
-    that makes it inductive (`_separable_waiting`). Returns (module, free inputs, n)."""
+    X waits, its output VC goes to other input VCs at most n times, n the input VCs that can ask
+    for it (what `router_props._va_fairness` proves in the router for the central allocator). For the
+    separable allocator (hold >= 3, no other VC of X's port can ask for X's output VC) with the
+    potential that makes it inductive (`_separable_waiting`). Returns (module, free inputs, n)."""
     if hold < 1:
         raise ValueError(f"hold={hold}: an output VC is busy at least 1 cycle")
+    if eject and not params.get("va_separable"):
+        raise ValueError("eject: the separable VA only (the central one's: router_props._va_eject_fairness)")
     m, free, dut, inner, vs = _va_env(V, B, allocator_cls, params)
     shape, vcmap = router_shape(V, B, **params)
     P = shape.P
     by = {s.name: s for s in free}
-    x, o = 1 * V + 0, 0
-    w = next(w for w in range(V) if (o, w) in vcmap.ovcs_of[x])
-    n = len(vcmap.holders[(o, w)])
+    x = 1 * V + 0
+    if eject:
+        o, w = shape.R, separable_eject_vc(x, V)
+        askers = [i * V + v for i in range(P) for v in range(V) if separable_eject_vc(i * V + v, V) == w]
+    else:
+        o = 0
+        w = next(w for w in range(V) if (o, w) in vcmap.ovcs_of[x])
+        askers = [iv for iv, _ in vcmap.holders[(o, w)]]
+    n = len(askers)
     after_reset = Signal()
     m.d.sync += after_reset.eq(1)
     waiting = by["req_1_0"]
     won = dut.grant[1][0][o * V + w]
-    m.d.comb += [Assume(~waiting | after_reset), Assume(~waiting | ((by["route_1_0"] == 1 << o) & ~by["eject_1_0"]))]
+    asks = by["eject_1_0"] if eject else (by["route_1_0"] == 1 << o) & ~by["eject_1_0"]
+    m.d.comb += [Assume(~waiting | after_reset), Assume(~waiting | asks)]
     for i in range(P):
         for v in range(V):
             now = [by[f"req_{i}_{v}"], by[f"route_{i}_{v}"], by[f"eject_{i}_{v}"]]
@@ -275,7 +290,8 @@ def va_waiting_harness(V: int = 3, B: int = 4, hold: int = SEPARABLE_HOLD, alloc
     m.d.comb += Assert(lost <= n)
     if params.get("va_separable"):
         env = {"m": m, "vs": vs, "after_reset": after_reset, "inner": inner, "shape": shape, "vcmap": vcmap, "dut": dut, "waiting": waiting,
-               "won": won, "others": others, "lost": lost, "ow": (o, w), "n": n, "hold": hold, "age": age[o, w]}
+               "won": won, "others": others, "lost": lost, "ow": (o, w), "n": n, "hold": hold, "age": age[o, w],
+               "askers": askers}
         _separable_waiting(env)
     return m, free, n
 
@@ -298,10 +314,10 @@ def _separable_waiting(e):
     (o, w), n, lost, waiting = e["ow"], e["n"], e["lost"], e["waiting"]
     if e["hold"] < 3:
         raise ValueError("separable waiting: hold >= 3 (a grant is applied 2 cycles after it)")
-    holders = e["vcmap"].holders[(o, w)]
-    ports = sorted({iv // V for iv, _ in holders})
-    if len(ports) != n or [iv for iv, _ in holders if iv // V == 1] != [V]:
-        raise ValueError("separable waiting: one VC per input port can hold (o, w)")
+    askers = e["askers"]
+    ports = sorted({iv // V for iv in askers})
+    if len(ports) != n or [iv for iv in askers if iv // V == 1] != [V]:
+        raise ValueError("separable waiting: one VC per input port can ask for (o, w)")
     k = ports.index(1)
 
     def slot(i):
@@ -330,7 +346,7 @@ def _separable_waiting(e):
     m.d.comb += [Assert(since >= 1), Assert(g1_all.any() == (since == 1)),
                  Assert(Cat(*[signal(vs, f"sva_g2_{i}")[slot(i)] for i in ports]).any() == (since == 2))]
     late = int(shape.params.va_stages == 2)      # cycles from X's ask to its port's launch arbiter
-    if shape.params.va_choice_stage:             # the registered choice: valid from cycle 1 (busy VCs too)
+    if shape.params.va_choice_stage and o < shape.R:     # the registered choice: valid from cycle 1 (busy VCs too)
         c = e["vcmap"].next_class(V, o)
         m.d.comb += Assert(~e["after_reset"] | signal(vs, f"vbest_reg_{o}_{c}_v"))
     m.d.comb += Assert(~pend | waiting)

@@ -32,10 +32,13 @@ that holds it and to that VC's upstream sender; with st_stage 1 or 2 that monito
 switch allocator's send, the traversal registers hold what it sent (`traversal_invariants`) and
 a second monitor at the output follows it. It assumes well-formed heads (their destination
 exists: none is dropped) unless checks has "malformed".
-checks "liveness" adds the SA's bounded response, with the downstream always ready (each credit
-back in the cycle after its flit left): `_liveness` for the one-cycle SA (st_stage 0, latencies
-1), sa_response.py for the pipelined one (any traversal and latencies); and with the central VA
-(one-cycle or registered requests) and one VC per class the VA's bounded waiting of `_va_fairness`.
+checks "liveness" adds the SA's bounded response, with any honest downstream (it returns a
+credit for a flit it got at any time after, or never; the bound counts the cycles a VC has a
+flit and a credit, and only its own sends spend its output VC's credits): `_liveness` for the
+one-cycle SA (st_stage 0, latencies 1), sa_response.py for the pipelined one (any traversal and
+latencies); and with the central VA (one-cycle or registered requests) the VA's bounded waiting:
+of a head through one network port with one VC per class (`_va_fairness`) and of an ejecting
+head (`_va_eject_fairness`).
 checks "bmc" adds the packet order bounded from reset (BMC) instead, with any heads.
 va_separable: the separable VA's launches and grants in flight are tied to the input VCs
 (`router_inv.separable_invariants`); `busy` is then held or in flight.
@@ -313,9 +316,9 @@ def liveness_bound(P: int, V: int) -> int:
 
 
 def _liveness(c, planted_stuck: bool = False):
-    """Bounded response of the one-cycle switch allocator, downstream always ready (every credit
-    back in the cycle after its flit left): an input VC that holds an output VC and has a flit
-    (so it is eligible) sends within liveness_bound(P, V) + 1 cycles. Proved with the potential
+    """Bounded response of the one-cycle switch allocator, any honest downstream: an input VC
+    that holds an output VC and has a flit and a credit (so it is eligible; it keeps the credit
+    until it sends) sends within liveness_bound(P, V) + 1 cycles. Proved with the potential
     psi = Dv·V·P + Dc·P + Do (Dv, Dc: the input arbiter's distance from its pointer to the VC and
     to its choice, Do: the distance of the choice's output arbiter from its pointer to the port),
     which falls in every cycle the VC waits: waited + psi <= bound."""
@@ -340,16 +343,12 @@ def _liveness(c, planted_stuck: bool = False):
                 m.d.comb += Assert(waited + psi <= bound)
 
 
-def _downstream(c, o, liveness: bool):
-    """The credit returns of network output o: free (an honest or dishonest downstream), or with
-    `liveness` always ready (each flit's credit back in the next cycle)."""
+def _downstream(c, o):
+    """The credit returns of network output o: free inputs (honest unless checks has
+    "dishonest": a credit only for a flit it got, at any time after, `_output_vc`)."""
     m = c.m
     cv, cvc = Signal(name=f"cr_valid{o}"), Signal(range(c.V), name=f"cr_vc{o}")
-    if liveness:
-        out = c.dut.flit_out[o]
-        m.d.sync += [cv.eq(out.valid), cvc.eq(out.payload.vc)]
-    else:
-        c.free += [cv, cvc]
+    c.free += [cv, cvc]
     m.d.comb += [c.dut.credit_in[o].valid.eq(cv), c.dut.credit_in[o].payload.eq(cvc), Assume(cvc < c.V)]
     return cv, cvc
 
@@ -406,6 +405,52 @@ def _va_fairness(c):
                 m.d.comb += [Assert(lost + dk <= n - 1), Assert(lost <= n - 1)]
 
 
+def _va_eject_fairness(c):
+    """The central VC allocator's bounded waiting of an ejecting head, counted in allocations.
+    Every input VC can hold every VC of the local port, and every ejecting head asks for the
+    same one, the lowest free (one endpoint: no dst_ep). So in a cycle the head waits with a free
+    local VC, only the arbiter of the one it asks for grants: to it, or to an input VC between
+    that arbiter's pointer and it (the pointer moves towards it); the other local arbiters keep
+    their pointers. Potential: `lost + sum_w Dw <= V·(n - 1)`, Dw the distance of local VC w's
+    arbiter from its pointer to the head, n = P·V the input VCs. With registered requests
+    (va_stages 2) the first cycle may lose one allocation to a request made before the head
+    asked (+1, as in `_va_fairness`); from the second, every registered request for a local VC
+    comes with the head's own."""
+    m, P, R, V = c.m, c.P, c.R, c.V
+    if c.dut.p != 1:
+        raise ValueError("VA eject fairness: one endpoint (every ejecting head asks for the same VC)")
+    if getattr(c, "vca", None) is None:
+        c.vca, c.vsig = open_submodule(c.inner, "vc_alloc")
+    vca, vmod = c.vca, submodule(c.inner, "vc_alloc")
+    cand = [h for h, _ in c.vcmap.holders[(R, 0)]]
+    n = len(cand)
+    bound = V * (n - 1) + (c.prm.va_stages == 2)
+    masks = [submodule(vmod, f"va_arb_{R}_{w}").mask for w in range(V)]
+    m.d.comb += [Assert(((mask << 1)[:n] & ~mask) == 0) for mask in masks]       # thermometers
+    for iv in range(P * V):
+        i, v = divmod(iv, V)
+        fr = c.front[i][v]
+        k = cand.index(iv)
+        waiting = Signal(name=f"va_eject_wait_{i}_{v}")
+        m.d.comb += waiting.eq((c.count[i][v] > 0) & ~c.valid[i][v] & fr.flit.head & ~fr.bad & fr.eject)
+        other = sum((vca.taken[R][w] & ~vca.grant[i][v][R * V + w]).as_unsigned() for w in range(V))
+        lost = Signal(range(bound + 2), name=f"va_eject_lost_{i}_{v}")
+        m.d.sync += lost.eq(Mux(waiting & (lost <= bound), lost + other, 0))
+        d = sum(ptr_dist(m, masks[w], k, n, f"va_eject_d_{i}_{v}_{w}") for w in range(V))
+        with m.If(waiting):
+            m.d.comb += Assert(lost <= bound)
+        if c.prm.va_stages == 2:
+            was = Signal(name=f"va_eject_was_{i}_{v}")
+            m.d.sync += was.eq(waiting)
+            with m.If(waiting):
+                m.d.comb += Assert(was | (lost == 0))
+            with m.If(waiting & was):
+                m.d.comb += [Assert(lost + d <= bound)] + [Assert(_va2_present(c, iv, R, w, cand)) for w in range(V)]
+        else:
+            with m.If(waiting):
+                m.d.comb += Assert(lost + d <= bound)
+
+
 def _separable_environment(c):
     """va_separable: the router keeps the two promises on which `alloc_props.va_waiting_harness`
     proves the separable VC allocator's bounded waiting, so that proof holds for the allocator in
@@ -453,8 +498,8 @@ def router5_harness(V: int = 3, B: int = 4, pkt_len: int = 2, router_cls=None, q
     """q: the PolarStar (3: P = 5, 2: P = 4). `checks`, any of CHECKS: "packets", the
     non-interleaving check by k-induction (with the buffers' packet structure as invariants);
     "liveness", the SA's bounded response (`_liveness`, one-cycle SA, or
-    `sa_response.pipelined_sa_response`) and the central VA's `_va_fairness` (the separable VA:
-    `_separable_environment`), downstream always ready; "bmc", the packet order bounded from reset instead of the
+    `sa_response.pipelined_sa_response`) and the central VA's `_va_fairness` and
+    `_va_eject_fairness` (the separable VA: `_separable_environment`), any honest downstream; "bmc", the packet order bounded from reset instead of the
     induction-only invariants (for `mode bmc`); "malformed", with "packets": any heads (a head
     whose destination does not exist is dropped with the rest of its packet), not only
     well-formed ones; "dishonest", a downstream that may return credits it does not owe (the
@@ -490,13 +535,11 @@ def router5_harness(V: int = 3, B: int = 4, pkt_len: int = 2, router_cls=None, q
     sa_invariants(c)
     sent_flits = traversal_invariants(c, bufs, readers) if packets and c.prm.st_stage else None
     for o in range(P):
-        cr = _downstream(c, o, liveness) if o < R else None
+        cr = _downstream(c, o) if o < R else None
         for w in range(V):
             _output_vc(c, o, w, induct, honest_downstream, cr)
             if packets:
                 _packets(c, o, w, fronts, sent_flits)
-            if liveness and o < R:      # the credit owed is the one coming back next cycle
-                m.d.comb += Assert(c.owed[(o, w)] == (cr[0] & (cr[1] == w)))
     if liveness:
         if c.prm.sa_stages == 1:
             _liveness(c)
@@ -504,8 +547,10 @@ def router5_harness(V: int = 3, B: int = 4, pkt_len: int = 2, router_cls=None, q
             pipelined_sa_response(c)
         if c.prm.va_separable:
             _separable_environment(c)
-        elif c.dut.C == V:
-            _va_fairness(c)
+        else:
+            if c.dut.C == V:
+                _va_fairness(c)
+            _va_eject_fairness(c)
     return m, c.free
 
 

@@ -1,5 +1,5 @@
 """Bounded response of the pipelined switch allocator (sa_stages 2 and 3), for the whole-router
-harness of router_props.py with the downstream always ready.
+harness of router_props.py, with any honest downstream (credits back at any time after).
 
 An input VC v of port i *waits* in a cycle when it holds an output VC, has a flit and a credit and
 does not send. The property: it waits at most `pipelined_response_bound(P, V, sa_stages)` + 1
@@ -35,7 +35,7 @@ from .router_inv import held_credit, open_sa_arbiters, open_sw
 def pipelined_response_bound(P: int, V: int, sa_stages: int) -> int:
     """The potential's range: an input VC that waits (holds an output VC, has a flit and a credit,
     does not send) has waited at most this many cycles before, so it sends within bound + 1
-    cycles (pipelined switch allocator, downstream always ready)."""
+    cycles (pipelined switch allocator, any honest downstream)."""
     return V * _levels(P, V, sa_stages) - 1 + (sa_stages == 3)      # F in 0..V-1; + 1: v won, sends next
 
 

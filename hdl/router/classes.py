@@ -25,6 +25,15 @@ def input_class(i: int, v_class: int, ports: int, classes: int, step: int = 1) -
     return 0 if i >= ports else min(v_class + step, classes - 1)
 
 
+def separable_eject_vc(iv: int, vcs: int) -> int:
+    """The local VC an ejecting head of input VC iv = i·V + v asks for with the separable VA,
+    free or not: (i + v) mod V. The VCs of one input port ask for different local VCs, so the
+    VA's launch (one request per port and output VC) never holds one back behind another, and
+    each local VC's arbiter has one asker per input port (docs/microarchitecture.md)."""
+    i, v = divmod(iv, vcs)
+    return (i + v) % vcs
+
+
 class VCMap:
     """Which output VCs each input VC can hold, for a router of R network ports and P ports of V
     VCs in C classes (`vc_class[w]`: the class of VC w; `class_step[i][o]`: the VC policy's step).
@@ -49,4 +58,4 @@ class VCMap:
         return input_class(i, self.vc_class[v], self.R, self.C, self.class_step[i][o] if i < self.R else 0)
 
 
-__all__ = ["VCMap", "class_of_vc", "input_class", "vc_classes_for"]
+__all__ = ["VCMap", "class_of_vc", "input_class", "separable_eject_vc", "vc_classes_for"]

@@ -3,7 +3,7 @@
 Each input VC whose front is a head without an output VC asks for one output VC: the best free
 candidate (port of its route mask, VC of its hop's class), by least occupancy plus the port's
 priority, ties to the lowest port then VC; an ejecting head asks for the lowest free VC of its
-local port. Per output VC a round-robin arbiter grants one of the input VCs that can hold it
+local port (separable: VC (i + v) mod V of input VC (i, v)). Per output VC a round-robin arbiter grants one of the input VCs that can hold it
 (central), or the separable pipelined allocator does (`va_separable`, hdl/separable_va.py).
 Pipelining by composition: `va_choice_stage` registers the per-(port, class) best VC before the
 input VCs' choice, `va_stages = 2` registers the requests before the arbiters.
@@ -19,6 +19,7 @@ from contract.flit import index_bits
 from ..arbiter import RoundRobinArbiter, lowest_set_bit, one_hot_index, one_hot_select
 from ..delay import register as _reg
 from ..separable_va import separable_va
+from .classes import separable_eject_vc
 
 
 def argmin(m, leaves, name, key_bits, ob, wb):
@@ -166,15 +167,18 @@ class VCAllocator(wiring.Component):
             def less(a, b):
                 return key_less(pc[a], pc[b])
             nv, no, nw = argmin_flat(m, leaves, f"va_{i}_{v}", less, ob, wb)
-        # ejection: the lowest free VC of local port R + dst_ep (VC 0 if none is free, when busy
-        # VCs may be asked for)
-        local_free = [~self.busy[R + e] for e in range(cfg.p)]
-        free = Signal(V, name=f"lfree_{i}_{v}")
-        m.d.comb += free.eq(Array(local_free)[self.dst_ep[i][v]] if cfg.p > 1 else local_free[0])
-        lw = one_hot_index(m, lowest_set_bit(free, V), V)
+        # ejection, at local port R + dst_ep: the lowest free VC; with the separable VA, whose
+        # requests wait for their VC, one per input VC of a port, free or not
+        if self.take_busy:
+            lw, can_eject = Const(separable_eject_vc(iv, V), wb), Const(1, 1)
+        else:
+            local_free = [~self.busy[R + e] for e in range(cfg.p)]
+            free = Signal(V, name=f"lfree_{i}_{v}")
+            m.d.comb += free.eq(Array(local_free)[self.dst_ep[i][v]] if cfg.p > 1 else local_free[0])
+            lw, can_eject = one_hot_index(m, lowest_set_bit(free, V), V), free.any()
         rv, ro, rw = Signal(name=f"req_v_{i}_{v}"), Signal(ob, name=f"req_o_{i}_{v}"), Signal(wb, name=f"req_w_{i}_{v}")
         eject = self.eject[i][v]
-        m.d.comb += [rv.eq(self.request[i][v] & Mux(eject, free.any() | self.take_busy, nv)),
+        m.d.comb += [rv.eq(self.request[i][v] & Mux(eject, can_eject, nv)),
                      ro.eq(Mux(eject, R + (self.dst_ep[i][v] if cfg.p > 1 else 0), no)),
                      rw.eq(Mux(eject, lw, nw))]
         return rv, ro, rw
