@@ -126,6 +126,7 @@ class Tables(NamedTuple):
     vcls: np.ndarray       # (V,) class of each VC
     crange: np.ndarray     # (C, 2) VC range [w0, w1) of each class
     dist: np.ndarray       # (n, n) hop distances ((1, 1) when `ar` computes them)
+    minport: np.ndarray    # (n, n) uint64: bit p when port p of c is one hop closer to t ((1, 1): not built)
     nexthop: np.ndarray    # (n, n) arithmetic PolarStar next-hop port (NEXTHOP without `ar`; else (1, 1))
     pen: np.ndarray        # (5,) Polarized priority by Δμ + 2
     ep_first: np.ndarray   # (n + 1,) first endpoint id of each router
@@ -594,6 +595,18 @@ def choose_vc(r, cin, step, head, cfg, tables, credits, owner):
     tgt = dst_r
     if (mode == VALIANT or mode == UGAL) and phase == 0 and r != inter:
         tgt = inter
+    if tables.minport.shape[0] > 1:
+        # the shortest-path ports, in port order: the same choice as the distance checks below
+        bits = np.uint64(tables.minport[r, tgt])
+        for p in range(cfg.R):
+            if (bits >> np.uint64(p)) & np.uint64(1) == 0:
+                continue
+            port_key, port_w = _best_vc(r, p, _class_vcs(cin, step[p], crange, C), 0, best_key, cfg, credits, owner)
+            if port_w >= 0:
+                best_key = port_key
+                best_p = p
+                best_w = port_w
+        return (best_p, best_w) if best_p >= 0 else (-1, -1)
     d0 = -1
     for p in range(cfg.R):
         nbr = nbr_r[r, p]
@@ -1524,6 +1537,7 @@ def run_cycles_parallel(t0, t1, cfg, tables, rt, world, bl, skip=-1):
     bl_sa = SAScratch(*bl.scratch.sa)
     nbr_r, nbr_p, cstep, vcls, crange = tables.nbr_r, tables.nbr_p, tables.cstep, tables.vcls, tables.crange
     dist, nexthop, pen, ep_first, ep_router = tables.dist, tables.nexthop, tables.pen, tables.ep_first, tables.ep_router
+    minport = tables.minport
     gi = np.int64(0)
     ggi = np.int64(0)
     K = bl.lo.shape[0] - 1
@@ -1537,7 +1551,7 @@ def run_cycles_parallel(t0, t1, cfg, tables, rt, world, bl, skip=-1):
         gi, ggi, moved = serve_endpoints(t, gi, ggi, cfg, tables, rt, world)
         for k in nb.prange(K):
             tb = Tables(nbr_r=nbr_r, nbr_p=nbr_p, cstep=cstep, vcls=vcls, crange=crange, dist=dist,
-                        nexthop=nexthop, pen=pen, ep_first=ep_first, ep_router=ep_router, ar=ar)
+                        minport=minport, nexthop=nexthop, pen=pen, ep_first=ep_first, ep_router=ep_router, ar=ar)
             own = Links(a_cnt=bl_links.a_cnt[k], a_r=bl_links.a_r[k], a_p=bl_links.a_p[k], a_v=bl_links.a_v[k],
                         a_pkt=bl_links.a_pkt[k], a_seq=bl_links.a_seq[k], c_cnt=bl_links.c_cnt[k],
                         c_r=bl_links.c_r[k], c_p=bl_links.c_p[k], c_v=bl_links.c_v[k])
@@ -1582,5 +1596,6 @@ def _choose(r, cin, step, src_r, dst_r, inter, phase, mode, R, V, B, nbr_r, dist
     ar = Arith(m=0, dp=0, inv=0, er_rel=z8, er_w=np.zeros((1, 1), dtype=np.int32), er_port=z16, quad=z8[0], f=z32,
                f_inv=z32, sd=z8, sp=z16)
     tables = Tables(nbr_r=nbr_r, nbr_p=nbr_r, cstep=np.zeros((1, 1, 1), dtype=np.int8), vcls=unused, crange=crange,
-                    dist=dist, nexthop=nexthop, pen=pen, ep_first=unused, ep_router=unused, ar=ar)
+                    dist=dist, minport=np.zeros((1, 1), dtype=np.uint64), nexthop=nexthop, pen=pen, ep_first=unused,
+                    ep_router=unused, ar=ar)
     return choose_vc(r, cin, step, (src_r, dst_r, inter, phase), cfg, tables, credits, owner)
