@@ -637,8 +637,16 @@ def _port_queue(r, p, V, B, credits):
 
 @_stage
 def _best_min_queue(r, tgt, cfg, tables, credits):
-    d0 = _dist(tables, r, tgt)
     best = 1 << 30
+    if tables.minport.shape[0] > 1:
+        bits = np.uint64(tables.minport[r, tgt])
+        for p in range(cfg.R):
+            if (bits >> np.uint64(p)) & np.uint64(1) != 0:
+                q = _port_queue(r, p, cfg.V, cfg.B, credits)
+                if q < best:
+                    best = q
+        return best
+    d0 = _dist(tables, r, tgt)
     for p in range(cfg.R):
         nbr = tables.nbr_r[r, p]
         if nbr >= 0 and _dist(tables, nbr, tgt) + 1 == d0:
