@@ -1581,6 +1581,25 @@ def run_cycles_parallel(t0, t1, cfg, tables, rt, world, bl, skip=-1):
 
 
 @nb.njit(cache=True)
+def minimal_ports(nbr_r, dist):
+    """(n, n) uint64 `Tables.minport`: bit p of [c, t] set when network port p of router c leads
+    one hop closer to t (dist[nbr, t] + 1 == dist[c, t]). Compiled: n²·R compares along rows
+    (5,586 routers of 32 ports: under a second; NumPy's gathers took 10 s)."""
+    n, R = nbr_r.shape
+    mask = np.zeros((n, n), dtype=np.uint64)
+    for c in range(n):
+        for p in range(R):
+            nb_ = nbr_r[c, p]
+            if nb_ < 0:
+                continue
+            bit = np.uint64(1) << np.uint64(p)
+            for t in range(n):
+                if np.int64(dist[nb_, t]) + 1 == np.int64(dist[c, t]):
+                    mask[c, t] |= bit
+    return mask
+
+
+@nb.njit(cache=True)
 def arith_all_pairs(ar, n):
     """(n, n) distances and next-hop ports of the engine's arithmetic unit for every pair (the
     tests compare them with routing_logic.polarstar's tables)."""

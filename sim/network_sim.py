@@ -156,7 +156,7 @@ class NetworkSim:
                     nexthop = _NEXTHOP[self.routing] = polarstar_nexthop_table(self.routing, n)
         minport = np.zeros((1, 1), dtype=np.uint64)
         if uses_minimal_ports(n, R, self.arith, self.routing_name):
-            minport = minimal_ports(nbr_r, dist)
+            minport = engine.minimal_ports(nbr_r, dist)
         pen = getattr(self.routing, "_pen", None)
         pen = np.asarray(pen if pen is not None else np.zeros(5), dtype=np.int64)
         eps = net.endpoints.astype(np.int64)
@@ -470,20 +470,6 @@ def uses_minimal_ports(n: int, R: int, arith: bool, routing: str) -> bool:
     choose among minimal ports (not `polarstar`: one next hop); else the VC choice checks a
     distance per port."""
     return not arith and n <= MINPORT_ROUTERS and R <= 64 and routing != "polarstar"
-
-
-def minimal_ports(nbr_r: np.ndarray, dist: np.ndarray) -> np.ndarray:
-    """(n, n) uint64: bit p of [c, t] set when network port p of router c leads one hop closer
-    to t (dist[nbr, t] + 1 == dist[c, t]). The VC choice then tries only those ports, in port
-    order, instead of reading a distance per port (the choice is the same)."""
-    n, R = nbr_r.shape
-    closer = dist.astype(np.int16) - 1
-    mask = np.zeros((n, n), dtype=np.uint64)
-    for p in range(R):
-        has = nbr_r[:, p] >= 0
-        bit = (dist[nbr_r[has, p]].astype(np.int16) == closer[has]).astype(np.uint64) << np.uint64(p)
-        mask[has] |= bit
-    return mask
 
 
 def polarstar_nexthop_table(routing, n: int) -> np.ndarray:

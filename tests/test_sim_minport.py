@@ -1,4 +1,4 @@
-"""The engine's minimal-port table (sim.network_sim.minimal_ports): each bit against networkx's
+"""The engine's minimal-port table (sim.engine.minimal_ports): each bit against networkx's
 shortest paths, and the same run with the table as without it (the VC choice reading a distance
 per port), every array equal, for the routings that choose among minimal ports."""
 import networkx as nx
@@ -7,7 +7,8 @@ import pytest
 
 import sim.network_sim as network_sim
 from contract.params import RouterParams
-from sim.network_sim import NetworkSim, minimal_ports
+from sim.engine import minimal_ports
+from sim.network_sim import NetworkSim
 from topologies import polarstar
 from topologies.zoo import hyperx
 
