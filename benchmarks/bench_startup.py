@@ -89,19 +89,23 @@ def cluster(repeat: int) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5, help="warm runs (default: %(default)s)")
-    ap.add_argument("--cold-repeat", type=int, default=3, help="cold runs (default: %(default)s)")
+    ap.add_argument("--cold-repeat", type=int, default=3, help="cold runs, 0 for none (default: %(default)s)")
     ap.add_argument("--cluster", action="store_true", help="also time a 2-worker LocalCluster's start")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
+    if a.repeat < 1 or a.cold_repeat < 0:
+        ap.error("--repeat: at least 1; --cold-repeat: 0 (no cold runs) or more")
     res = {"command": "python " + " ".join(ARGV), "load_average": os.getloadavg()[0], "cpus": os.cpu_count(),
-           "warm": warm(a.repeat), "cold": cold(a.cold_repeat)}
+           "warm": warm(a.repeat)}
+    if a.cold_repeat:
+        res["cold"] = cold(a.cold_repeat)
     if a.cluster:
-        res["cluster"] = cluster(a.cold_repeat)
+        res["cluster"] = cluster(max(1, a.cold_repeat))
     if a.json:
         print(json.dumps(res))
         return
     print(f"{res['command']}  (load average {res['load_average']:.1f} on {res['cpus']} CPUs)")
-    for case in ("warm", "cold"):
+    for case in ("warm", "cold")[:1 + bool(a.cold_repeat)]:
         w, c = res[case]["wall"], res[case]["cpu"]
         print(f"{case:5s} wall {w['median']:6.2f} s ({w['min']:.2f}..{w['max']:.2f})   "
               f"cpu {c['median']:6.2f} s ({c['min']:.2f}..{c['max']:.2f})")

@@ -46,6 +46,8 @@ MODES = {"min": engine.MIN, "polarstar": engine.NEXTHOP, "polarized": engine.POL
 # above ARITHMETIC_ABOVE routers the engine reads distances and next hops from the arithmetic
 # PolarStar unit (engine.Arith) instead of n x n tables; other networks stop there
 DENSE_ROUTERS = ARITHMETIC_ABOVE
+# routers up to which the engine keeps a minimal-port mask per pair (8 bytes: 268 MB at the limit)
+MINPORT_ROUTERS = 5_800
 GEN_DRAWS = 1 << 25          # Bernoulli draws per packet-generation chunk at most (cycles x endpoints)
 MAX_CYCLE = (1 << 31) - 1    # packet creation and arrival cycles are int32
 # the packet table's columns (NetworkSim.pk_*) and their types
@@ -152,12 +154,15 @@ class NetworkSim:
                 nexthop = _NEXTHOP.get(self.routing)
                 if nexthop is None:                 # once per routing: a sweep's points share it
                     nexthop = _NEXTHOP[self.routing] = polarstar_nexthop_table(self.routing, n)
+        minport = np.zeros((1, 1), dtype=np.uint64)
+        if uses_minimal_ports(n, R, self.arith, self.routing_name):
+            minport = engine.minimal_ports(nbr_r, dist)
         pen = getattr(self.routing, "_pen", None)
         pen = np.asarray(pen if pen is not None else np.zeros(5), dtype=np.int64)
         eps = net.endpoints.astype(np.int64)
         ep_first = np.concatenate([[0], np.cumsum(eps)])
         ep_router = np.repeat(np.arange(n), eps)
-        return engine.Tables(nbr_r=nbr_r, nbr_p=nbr_p, cstep=cstep, vcls=vcls, crange=crange, dist=dist,
+        return engine.Tables(nbr_r=nbr_r, nbr_p=nbr_p, cstep=cstep, vcls=vcls, crange=crange, dist=dist, minport=minport,
                              nexthop=nexthop, pen=pen, ep_first=ep_first, ep_router=ep_router, ar=ar)
 
     @staticmethod
@@ -459,6 +464,14 @@ def _routing_distances(routing, net: Network) -> np.ndarray:
     return distance_matrix(net)
 
 
+def uses_minimal_ports(n: int, R: int, arith: bool, routing: str) -> bool:
+    """Whether the engine gets a `minimal_ports` table: with the distance table, up to
+    MINPORT_ROUTERS routers (8 bytes per pair) and 64 network ports, for the routings that
+    choose among minimal ports (not `polarstar`: one next hop); else the VC choice checks a
+    distance per port."""
+    return not arith and n <= MINPORT_ROUTERS and R <= 64 and routing != "polarstar"
+
+
 def polarstar_nexthop_table(routing, n: int) -> np.ndarray:
     """(n, n) next-hop port of the arithmetic PolarStar unit (its exact memoization for speed)."""
     from routing_logic.base import StateArrays
@@ -534,7 +547,8 @@ def estimate_bytes(net: Network, params: RouterParams, cycles: int = 0, load: fl
     out = {
         "routers": engine.state_bytes(n, R, P, V, B),
         "links": _ring(params) * (n * P + E + 1) * 4 * 8,
-        "tables": n * R * 8 * 2 + n * P * R + n * R * R + (0 if arith else n * n * pair_bytes),
+        "tables": n * R * 8 * 2 + n * P * R + n * R * R + (0 if arith else n * n * pair_bytes)
+                  + (n * n * 8 if uses_minimal_ports(n, R, arith, routing) else 0),
         "endpoints": E * (V + 6) * 8 + E * 8 * 4,
         "packets": _expected_packets(load / params.packet_flits, E, cycles) * per_packet,
     }
