@@ -879,7 +879,8 @@ def _route_state(r, pk, cfg, tables, packets, credits):
 def route_heads(r, t, cfg, tables, rt, packets, vtmp):
     """RC and the VC choice, from start-of-cycle state: every input VC whose front flit is a head
     and that holds no output VC chooses a free output VC (at its destination the first free VC of
-    the local port; va_separable: VC (i + v) mod V of it). Writes the requests to vtmp.req_*; returns their count."""
+    the local port; va_separable: VC (i + v) mod V of it). Writes the requests to vtmp.req_*;
+    returns their count."""
     inputs, outputs = rt.inputs, rt.outputs
     prev = (t + 1) % 2                     # va_choice_stage: the output state at the start of t - 1
     nreq = 0

@@ -156,14 +156,16 @@ class NetworkSim:
                     nexthop = _NEXTHOP[self.routing] = polarstar_nexthop_table(self.routing, n)
         minport = np.zeros((1, 1), dtype=np.uint64)
         if uses_minimal_ports(n, R, self.arith, self.routing_name):
-            minport = engine.minimal_ports(nbr_r, dist)
+            minport = _MINPORT.get(net)
+            if minport is None:                     # once per network: a sweep's points share it
+                minport = _MINPORT[net] = engine.minimal_ports(nbr_r, dist)
         pen = getattr(self.routing, "_pen", None)
         pen = np.asarray(pen if pen is not None else np.zeros(5), dtype=np.int64)
         eps = net.endpoints.astype(np.int64)
         ep_first = np.concatenate([[0], np.cumsum(eps)])
         ep_router = np.repeat(np.arange(n), eps)
-        return engine.Tables(nbr_r=nbr_r, nbr_p=nbr_p, cstep=cstep, vcls=vcls, crange=crange, dist=dist, minport=minport,
-                             nexthop=nexthop, pen=pen, ep_first=ep_first, ep_router=ep_router, ar=ar)
+        return engine.Tables(nbr_r=nbr_r, nbr_p=nbr_p, cstep=cstep, vcls=vcls, crange=crange, dist=dist,
+                             minport=minport, nexthop=nexthop, pen=pen, ep_first=ep_first, ep_router=ep_router, ar=ar)
 
     @staticmethod
     def _routing_params(routing, V, B):
@@ -452,6 +454,9 @@ for _path, _struct in (("tables", engine.Tables), ("routers.inputs", engine.Inpu
 
 
 _NEXTHOP: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()    # routing -> its next-hop table (read-only)
+# network -> its minimal-port mask (read-only): it depends on the network alone (its ports and BFS
+# distances), not on the routing or the VC count, which a sweep's points vary
+_MINPORT: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def _routing_distances(routing, net: Network) -> np.ndarray:

@@ -58,6 +58,8 @@ def test_runs_equal_with_and_without_the_table(ps104, monkeypatch, routing, para
     run that checks distances per port (MINPORT_ROUTERS = 0)."""
     fast = _run(ps104, routing, params)
     assert fast.tables.minport.shape == (104, 104)
+    # built once per network: another simulation of it (a sweep's next point) shares the table
+    assert NetworkSim(ps104, "min", RouterParams(), threads=1).tables.minport is fast.tables.minport
     monkeypatch.setattr(network_sim, "MINPORT_ROUTERS", 0)
     slow = _run(ps104, routing, params)
     assert slow.tables.minport.shape == (1, 1)
