@@ -206,7 +206,6 @@ def _output_vc(c, o, w, induct, honest, cr):
     cnt = c.dut.credit_counters[o][w]
     m.d.comb += [Assert(cnt + in_st + owed + _credits_in_line(c, o, w) == B), Assert(cnt <= B)]
     m.d.comb += [Assert(c.outs.credit_gt[o][w][j] == (cnt > j)) for j in range(c.prm.sa_stages)]
-    c.owed[(o, w)] = owed
 
 
 def _credits_in_line(c, o, w):
@@ -315,7 +314,7 @@ def liveness_bound(P: int, V: int) -> int:
     return V * V * P - 1
 
 
-def _liveness(c, planted_stuck: bool = False):
+def _liveness(c):
     """Bounded response of the one-cycle switch allocator, any honest downstream: an input VC
     that holds an output VC and has a flit and a credit (so it is eligible; it keeps the credit
     until it sends) sends within liveness_bound(P, V) + 1 cycles. Proved with the potential
@@ -353,6 +352,20 @@ def _downstream(c, o):
     return cv, cvc
 
 
+def _va_arbiter_masks(c):
+    """The central VC allocator opened (c.vca, c.vsig) and its arbiters' pointer masks by output
+    VC, each asserted a thermometer (bits ptr..n-1), once per harness."""
+    if getattr(c, "va_masks", None) is None:
+        if getattr(c, "vca", None) is None:
+            c.vca, c.vsig = open_submodule(c.inner, "vc_alloc")
+        vmod = submodule(c.inner, "vc_alloc")
+        c.va_masks = {}
+        for (o, w), holders in c.vcmap.holders.items():
+            mask = c.va_masks[o, w] = submodule(vmod, f"va_arb_{o}_{w}").mask
+            c.m.d.comb += Assert(((mask << 1)[:len(holders)] & ~mask) == 0)
+    return c.va_masks
+
+
 def _va_fairness(c):
     """The central one-cycle VC allocator's bounded waiting, counted in allocations: a head whose
     route has one port o (not ejecting here) asks for the one VC w of its hop's class there, and
@@ -368,17 +381,9 @@ def _va_fairness(c):
     m, P, R, V = c.m, c.P, c.R, c.V
     if c.dut.C != V:
         raise ValueError("VA fairness: one VC per class (V = C) only")
-    if getattr(c, "vca", None) is None:
-        c.vca, c.vsig = open_submodule(c.inner, "vc_alloc")
+    masks = _va_arbiter_masks(c)
     vca = c.vca
-    vmod = submodule(c.inner, "vc_alloc")
     cls = list(c.dut.vc_class)
-    for o in range(R):
-        for w in range(V):
-            n = len(c.vcmap.holders.get((o, w), []))
-            if n:
-                mask = submodule(vmod, f"va_arb_{o}_{w}").mask
-                m.d.comb += Assert(((mask << 1)[:n] & ~mask) == 0)
     for iv in range(P * V):
         i, v = divmod(iv, V)
         fr = c.front[i][v]
@@ -392,7 +397,7 @@ def _va_fairness(c):
             lost = Signal(range(n + 2), name=f"va_lost_{i}_{v}_{o}")
             other = vca.taken[o][w] & ~vca.grant[i][v][o * V + w]
             m.d.sync += lost.eq(Mux(waiting, lost + other, 0))
-            dk = ptr_dist(m, submodule(vmod, f"va_arb_{o}_{w}").mask, k, n, f"va_d_{i}_{v}_{o}")
+            dk = ptr_dist(m, masks[o, w], k, n, f"va_d_{i}_{v}_{o}")
             if c.prm.va_stages == 2:
                 was = Signal(name=f"va_was_waiting_{i}_{v}_{o}")
                 m.d.sync += was.eq(waiting)
@@ -419,14 +424,11 @@ def _va_eject_fairness(c):
     m, P, R, V = c.m, c.P, c.R, c.V
     if c.dut.p != 1:
         raise ValueError("VA eject fairness: one endpoint (every ejecting head asks for the same VC)")
-    if getattr(c, "vca", None) is None:
-        c.vca, c.vsig = open_submodule(c.inner, "vc_alloc")
-    vca, vmod = c.vca, submodule(c.inner, "vc_alloc")
+    masks = [_va_arbiter_masks(c)[R, w] for w in range(V)]
+    vca = c.vca
     cand = [h for h, _ in c.vcmap.holders[(R, 0)]]
     n = len(cand)
     bound = V * (n - 1) + (c.prm.va_stages == 2)
-    masks = [submodule(vmod, f"va_arb_{R}_{w}").mask for w in range(V)]
-    m.d.comb += [Assert(((mask << 1)[:n] & ~mask) == 0) for mask in masks]       # thermometers
     for iv in range(P * V):
         i, v = divmod(iv, V)
         fr = c.front[i][v]
@@ -499,8 +501,8 @@ def router5_harness(V: int = 3, B: int = 4, pkt_len: int = 2, router_cls=None, q
     non-interleaving check by k-induction (with the buffers' packet structure as invariants);
     "liveness", the SA's bounded response (`_liveness`, one-cycle SA, or
     `sa_response.pipelined_sa_response`) and the central VA's `_va_fairness` and
-    `_va_eject_fairness` (the separable VA: `_separable_environment`), any honest downstream; "bmc", the packet order bounded from reset instead of the
-    induction-only invariants (for `mode bmc`); "malformed", with "packets": any heads (a head
+    `_va_eject_fairness` (the separable VA: `_separable_environment`), any honest downstream;
+    "bmc", the packet order bounded from reset instead of the induction-only invariants (for `mode bmc`); "malformed", with "packets": any heads (a head
     whose destination does not exist is dropped with the rest of its packet), not only
     well-formed ones; "dishonest", a downstream that may return credits it does not owe (the
     credit check must fail)."""
@@ -514,7 +516,7 @@ def router5_harness(V: int = 3, B: int = 4, pkt_len: int = 2, router_cls=None, q
         raise ValueError("checks \"malformed\": with \"packets\", without \"liveness\"")
     c = _build(V, B, pkt_len, router_cls, q, wellformed, params)
     m, P, R = c.m, c.P, c.R
-    c.owed, c.ssig, c.tsig, c.up_packets = {}, None, None, packets
+    c.ssig, c.tsig, c.up_packets = None, None, packets
     if liveness and c.prm.sa_stages == 1 and (c.prm.st_stage or c.prm.alloc_iters != 1 or
                                               c.prm.link_latency != 1 or c.prm.credit_latency != 1):
         raise ValueError("checks \"liveness\", one-cycle SA: alloc_iters 1, st_stage 0, latencies 1 only")

@@ -3,8 +3,9 @@
 Each input VC whose front is a head without an output VC asks for one output VC: the best free
 candidate (port of its route mask, VC of its hop's class), by least occupancy plus the port's
 priority, ties to the lowest port then VC; an ejecting head asks for the lowest free VC of its
-local port (separable: VC (i + v) mod V of input VC (i, v)). Per output VC a round-robin arbiter grants one of the input VCs that can hold it
-(central), or the separable pipelined allocator does (`va_separable`, hdl/separable_va.py).
+local port (separable: VC (i + v) mod V of input VC (i, v)). Per output VC a round-robin arbiter
+grants one of the input VCs that can hold it (central), or the separable pipelined allocator
+does (`va_separable`, hdl/separable_va.py).
 Pipelining by composition: `va_choice_stage` registers the per-(port, class) best VC before the
 input VCs' choice, `va_stages = 2` registers the requests before the arbiters.
 """
