@@ -16,15 +16,16 @@ by position:
 * `Scratch`: the temporaries of the router being computed.
 
 `run_cycles(t0, t1, cfg, tables, rt, world, tmp)` (`rt`: the `Routers`, `tmp`: a `Scratch`)
-runs, per cycle: `deliver_flits` and `deliver_credits` (link arrivals), `join_queues` and
-`inject` (endpoints), then router by router `load_choice_register`, `route_heads` (RC and the VC
-choice of each waiting head: `choose_vc`), `va_requests` and `central_va` or `_separable_va` (VC
-allocation), `switch_allocate` (input and output arbiters, iterations, the pipelined SA; each
-grant sends through `send_flit`: traversal, credit return, output unit, ejection),
-`drop_malformed`, `apply_va` (the VC grants); last the `watchdog`. Every router stage reads
-the state at the start of the cycle, as the contract says; the order of the routers is only the
-order in which they append to the delay lines and traces. Routing candidates come from the data
-`routing_logic` uses (the all-pairs distance table, or its arithmetic PolarStar next-hop table);
+runs, per cycle: `deliver_flits`, `deliver_router_credits` and `deliver_endpoint_credits` (link
+arrivals), `join_queues` and `inject` (endpoints), then router by router `load_choice_register`,
+`route_heads` (RC and the VC choice of each waiting head: `choose_vc`), `va_requests` and
+`central_va` or `_separable_va` (VC allocation), `switch_allocate` (input and output arbiters,
+iterations, the pipelined SA; each grant sends through `send_flit`: traversal, credit return,
+output unit, ejection), `drop_malformed`, `apply_va` (the VC grants); last the `watchdog`. Every
+router stage reads the state at the start of the cycle, as the contract says; the order of the
+routers is only the order in which they append to the delay lines and traces. Routing candidates
+come from the data `routing_logic` uses (the all-pairs distance table, or its arithmetic
+PolarStar next-hop table);
 `tests/test_sim.py::test_engine_choice_equals_routing_logic` checks `choose_vc` against
 `routing_logic` candidate by candidate.
 
@@ -720,11 +721,15 @@ def _return_credit(r, t, i, v, cfg, tables, links):
 
 
 @_stage
-def deliver_flits(t, cfg, inputs, links):
-    """The flits due in cycle t enter their VC buffers."""
+def deliver_flits(t, block, cfg, inputs, links):
+    """The flits due in cycle t at routers lo .. hi - 1 (block = (lo, hi)) enter their VC
+    buffers; the slot is emptied by `clear_slot` once every block has read it."""
+    lo, hi = block
     slot = t % links.a_cnt.shape[0]
     for k in range(links.a_cnt[slot]):
         r = links.a_r[slot, k]
+        if r < lo or r >= hi:
+            continue
         p = links.a_p[slot, k]
         v = links.a_v[slot, k]
         pos = (inputs.f_head[r, p, v] + inputs.f_cnt[r, p, v]) % cfg.B
@@ -734,22 +739,36 @@ def deliver_flits(t, cfg, inputs, links):
         inputs.router_flits[r] += 1
         if links.a_seq[slot, k] < 0:
             inputs.r_garbage[r] += 1
-    links.a_cnt[slot] = 0
 
 
 @_stage
-def deliver_credits(t, outputs, endpoints, links, obs):
-    """The credits due in cycle t are counted by their output VCs and endpoints."""
+def deliver_router_credits(t, block, outputs, links):
+    """The credits due in cycle t at the output VCs of routers lo .. hi - 1 (block = (lo, hi))
+    are counted (the order of the counts does not matter: each only adds one)."""
+    lo, hi = block
     slot = t % links.c_cnt.shape[0]
     for k in range(links.c_cnt[slot]):
         r = links.c_r[slot, k]
-        p = links.c_p[slot, k]
-        if p < 0:
-            endpoints.ep_credit[r, links.c_v[slot, k]] += 1   # r is an endpoint id here
-            _log_event(obs, EV_CREDIT, t, r, links.c_v[slot, k], -1, 0)
-        else:
-            outputs.credits[r, p, links.c_v[slot, k]] += 1
-    links.c_cnt[slot] = 0
+        if links.c_p[slot, k] >= 0 and lo <= r < hi:
+            outputs.credits[r, links.c_p[slot, k], links.c_v[slot, k]] += 1
+
+
+@_stage
+def deliver_endpoint_credits(t, endpoints, links, obs):
+    """The credits due in cycle t at the endpoints are counted, and logged in their order."""
+    slot = t % links.c_cnt.shape[0]
+    for k in range(links.c_cnt[slot]):
+        if links.c_p[slot, k] < 0:
+            e = links.c_r[slot, k]                  # an endpoint id here
+            endpoints.ep_credit[e, links.c_v[slot, k]] += 1
+            _log_event(obs, EV_CREDIT, t, e, links.c_v[slot, k], -1, 0)
+
+
+@_stage
+def clear_slot(t, links):
+    """Cycle t's flits and credits are delivered: their slot of the delay lines is emptied."""
+    links.a_cnt[t % links.a_cnt.shape[0]] = 0
+    links.c_cnt[t % links.c_cnt.shape[0]] = 0
 
 
 # ---- endpoints ------------------------------------------------------------------------------------
@@ -814,13 +833,13 @@ def join_queues(t, gi, ggi, arrivals, packets, garbage, ep):
 
 
 @_stage
-def inject(t, cfg, tables, world):
-    """Every endpoint sends at most one flit in cycle t; returns whether any did. Due garbage
-    goes first, but only between packets, on the VC with the most credits; a new packet takes
-    the VC with the most credits and keeps it."""
+def inject(t, eps, cfg, tables, world):
+    """Every endpoint elo .. ehi - 1 (eps = (elo, ehi)) sends at most one flit in cycle t;
+    returns whether any did. Due garbage goes first, but only between packets, on the VC with
+    the most credits; a new packet takes the VC with the most credits and keeps it."""
     ep, packets, garbage, counters = world.endpoints, world.packets, world.garbage, world.obs.counters
     moved = False
-    for e in range(tables.ep_router.shape[0]):
+    for e in range(eps[0], eps[1]):
         g = ep.gq_head[e]
         if g >= 0 and ep.q_sent[e] == 0:
             v = _most_credits(ep.ep_credit, e, cfg.V)
@@ -1402,10 +1421,13 @@ def route_routers(t, block, cfg, tables, rt, world, tmp):
 def serve_endpoints(t, gi, ggi, cfg, tables, rt, world):
     """The start of cycle t: link and credit arrivals, new packets and garbage into the
     endpoints' queues, injection. -> (gi, ggi, whether an endpoint sent)"""
-    deliver_flits(t, cfg, rt.inputs, world.links)
-    deliver_credits(t, rt.outputs, world.endpoints, world.links, world.obs)
+    everything = (np.int64(0), tables.nbr_r.shape[0])
+    deliver_flits(t, everything, cfg, rt.inputs, world.links)
+    deliver_router_credits(t, everything, rt.outputs, world.links)
+    deliver_endpoint_credits(t, world.endpoints, world.links, world.obs)
+    clear_slot(t, world.links)
     gi, ggi = join_queues(t, gi, ggi, world.arrivals, world.packets, world.garbage, world.endpoints)
-    return gi, ggi, inject(t, cfg, tables, world)
+    return gi, ggi, inject(t, (np.int64(0), tables.ep_router.shape[0]), cfg, tables, world)
 
 
 @nb.njit(cache=True, _nrt=False)
@@ -1437,36 +1459,45 @@ def run_cycles(t0, t1, cfg, tables, rt, world, tmp, skip=-1):
 
 class Blocks(NamedTuple):
     """The router blocks of run_cycles_parallel and each block's private logs (leading axis K:
-    the block). counters, trace_len and result have rows of 64 bytes, so that two threads do not
-    write one cache line through them."""
+    the block). counters, trace_len, etrace_len and result have rows of 64 bytes, so that two
+    threads do not write one cache line through them."""
     lo: np.ndarray          # (K + 1,) first router of each block
-    links: Links            # (K, ring, cap) delay lines, appended in this cycle only
-    counters: np.ndarray    # (K, 8) ejected flits [1], malformed flits dropped [4]
+    links: Links            # (K, ring, cap) delay lines, appended by the routers in this cycle only
+    injected: Links         # (K, ring, ecap) flit lines appended by the endpoints (no credit lines)
+    counters: np.ndarray    # (K, 8) injected [0], ejected [1], dropped [4], garbage sent [5] flits
     eject_hist: np.ndarray  # (K, 64)
     trace: np.ndarray       # (K, cap, 4) this cycle's ejections
     trace_len: np.ndarray   # (K, 8) [0]: rows of trace
+    etrace: np.ndarray      # (K, ecap, 6) this cycle's injections (endpoint events)
+    etrace_len: np.ndarray  # (K, 8) [0]: rows of etrace, counted past its capacity
     result: np.ndarray      # (K, 8) [0] status, [1] whether anything moved
     scratch: Scratch        # (K, ...) each block's temporaries
 
 
-def new_blocks(n: int, P: int, V: int, ring: int, trace: bool, k: int) -> Blocks:
-    """k blocks of about n / k routers each; `trace`: the run keeps an ejection trace."""
+def _block_lines(k: int, ring: int, cap: int, credits: bool) -> Links:
+    """k private delay lines of `cap` entries per slot (credits: with credit lines, else empty)."""
+    z = lambda c: np.zeros((k, ring, c), dtype=np.int32)    # noqa: E731
+    cc = cap if credits else 0
+    return Links(a_cnt=np.zeros((k, ring), dtype=np.int64), a_r=z(cap), a_p=z(cap), a_v=z(cap), a_pkt=z(cap),
+                 a_seq=z(cap), c_cnt=np.zeros((k, ring), dtype=np.int64), c_r=z(cc), c_p=z(cc), c_v=z(cc))
+
+
+def new_blocks(ep_first: np.ndarray, P: int, V: int, ring: int, traces: tuple[bool, bool], k: int) -> Blocks:
+    """k blocks of about n / k routers each (ep_first: Tables.ep_first, n + 1 entries); traces:
+    whether the run keeps an ejection trace and an endpoint-event trace."""
+    n = len(ep_first) - 1
     lo = np.linspace(0, n, k + 1).round().astype(np.int64)
     cap = int(np.diff(lo).max()) * P + 1         # sends per cycle: at most one per input port
-    i4 = np.int32
-    z = lambda *shape: np.zeros((k, *shape), dtype=i4)    # noqa: E731
-    links = Links(a_cnt=np.zeros((k, ring), dtype=np.int64), a_r=z(ring, cap), a_p=z(ring, cap),
-                  a_v=z(ring, cap), a_pkt=z(ring, cap), a_seq=z(ring, cap),
-                  c_cnt=np.zeros((k, ring), dtype=np.int64), c_r=z(ring, cap), c_p=z(ring, cap),
-                  c_v=z(ring, cap))
+    ecap = int(np.diff(ep_first[lo]).max()) + 1  # injections per cycle: at most one per endpoint
     one = [new_scratch(P, V) for _ in range(k)]          # each block's, stacked field by field
     va = VAScratch(*(np.stack([s.va[f] for s in one]) for f in range(len(VAScratch._fields))))
     sa = SAScratch(*(np.stack([s.sa[f] for s in one]) for f in range(len(SAScratch._fields))))
-    return Blocks(lo=lo, links=links, counters=np.zeros((k, 8), dtype=np.int64),
-                  eject_hist=np.zeros((k, 64), dtype=np.int64),
-                  trace=np.zeros((k, cap if trace else 0, 4), dtype=np.int64),
-                  trace_len=np.zeros((k, 8), dtype=np.int64), result=np.zeros((k, 8), dtype=np.int64),
-                  scratch=Scratch(va=va, sa=sa))
+    z8 = lambda: np.zeros((k, 8), dtype=np.int64)          # noqa: E731
+    return Blocks(lo=lo, links=_block_lines(k, ring, cap, True), injected=_block_lines(k, ring, ecap, False),
+                  counters=z8(), eject_hist=np.zeros((k, 64), dtype=np.int64),
+                  trace=np.zeros((k, cap if traces[0] else 0, 4), dtype=np.int64), trace_len=z8(),
+                  etrace=np.zeros((k, ecap if traces[1] else 0, 6), dtype=np.int64), etrace_len=z8(),
+                  result=z8(), scratch=Scratch(va=va, sa=sa))
 
 
 @_inline
@@ -1478,6 +1509,13 @@ def _block_scratch(k, va, sa):
                    sa=SAScratch(in_choice=sa.in_choice[k], best_in=sa.best_in[k], in_done=sa.in_done[k],
                                 out_done=sa.out_done[k], out_list=sa.out_list[k], snd_i=sa.snd_i[k],
                                 snd_v=sa.snd_v[k]))
+
+
+@_inline
+def _block_lines_of(k, L):
+    """Block k's private delay lines (L: the blocks' Links)."""
+    return Links(a_cnt=L.a_cnt[k], a_r=L.a_r[k], a_p=L.a_p[k], a_v=L.a_v[k], a_pkt=L.a_pkt[k], a_seq=L.a_seq[k],
+                 c_cnt=L.c_cnt[k], c_r=L.c_r[k], c_p=L.c_p[k], c_v=L.c_v[k])
 
 
 @_stage
@@ -1494,29 +1532,43 @@ def _join_lines(cnt, cols, k, gcnt, gcols):
 
 
 @_stage
+def _join_rows(rows, nrows, k, grows, gnrows, counted):
+    """Block k's rows of a trace (rows, nrows: the blocks' (K, cap, w) rows and (K, 8) counts)
+    appended to the shared trace (grows, gnrows); counted: the shared count goes on past its
+    capacity (the endpoint-event trace)."""
+    for j in range(nrows[k, 0]):
+        if gnrows[0] < grows.shape[0]:
+            for c in range(grows.shape[1]):
+                grows[gnrows[0], c] = rows[k, j, c]
+            gnrows[0] += 1
+        elif counted:
+            gnrows[0] += 1
+    nrows[k, 0] = 0
+
+
+@_stage
 def join_blocks(bl, world):
-    """After a parallel cycle: every block's delay-line entries, ejection counts and trace rows
-    join the shared ones, block by block. -> (status, whether anything moved)"""
-    L, G, obs = bl.links, world.links, world.obs
+    """After a parallel cycle: the blocks' injections (flits, endpoint events), then their
+    routers' delay-line entries, ejection counts and trace rows join the shared ones, block by
+    block: the serial engine's order. -> (status, whether anything moved)"""
+    L, I, G, obs = bl.links, bl.injected, world.links, world.obs
     moved = False
     status = OK
+    for k in range(bl.lo.shape[0] - 1):
+        _join_lines(I.a_cnt, (I.a_r, I.a_p, I.a_v, I.a_pkt, I.a_seq), k, G.a_cnt,
+                    (G.a_r, G.a_p, G.a_v, G.a_pkt, G.a_seq))
+        _join_rows(bl.etrace, bl.etrace_len, k, obs.etrace, obs.etrace_len, True)
     for k in range(bl.lo.shape[0] - 1):
         _join_lines(L.a_cnt, (L.a_r, L.a_p, L.a_v, L.a_pkt, L.a_seq), k, G.a_cnt,
                     (G.a_r, G.a_p, G.a_v, G.a_pkt, G.a_seq))
         _join_lines(L.c_cnt, (L.c_r, L.c_p, L.c_v), k, G.c_cnt, (G.c_r, G.c_p, G.c_v))
-        obs.counters[1] += bl.counters[k, 1]
-        obs.counters[4] += bl.counters[k, 4]
-        bl.counters[k, 1] = 0
-        bl.counters[k, 4] = 0
+        for c in (0, 1, 4, 5):
+            obs.counters[c] += bl.counters[k, c]
+            bl.counters[k, c] = 0
         for h in range(obs.eject_hist.shape[0]):
             obs.eject_hist[h] += bl.eject_hist[k, h]
             bl.eject_hist[k, h] = 0
-        for j in range(bl.trace_len[k, 0]):
-            if obs.trace_len[0] < obs.trace.shape[0]:
-                for c in range(4):
-                    obs.trace[obs.trace_len[0], c] = bl.trace[k, j, c]
-                obs.trace_len[0] += 1
-        bl.trace_len[k, 0] = 0
+        _join_rows(bl.trace, bl.trace_len, k, obs.trace, obs.trace_len, False)
         moved = moved or bl.result[k, 1] == 1
         if status == OK and bl.result[k, 0] != OK:
             status = bl.result[k, 0]
@@ -1525,10 +1577,11 @@ def join_blocks(bl, world):
 
 @nb.njit(cache=True, parallel=True)
 def run_cycles_parallel(t0, t1, cfg, tables, rt, world, bl, skip=-1):
-    """run_cycles with the routers' stages of each cycle run by blocks (`new_blocks`) on Numba's
-    threads (numba.set_num_threads): the same state, delay lines, counters and traces cycle for
-    cycle. A failing router stops its block only; the run returns the status of the first block
-    that failed."""
+    """run_cycles with the stages of each cycle run by blocks of routers (`new_blocks`) on Numba's
+    threads (numba.set_num_threads), each block with its routers' endpoints: the same state,
+    delay lines, counters and traces cycle for cycle. Only the new packets' queueing and the
+    endpoints' credits (logged in the delay line's order) stay serial. A failing router stops its
+    block only; the run returns the status of the first block that failed."""
     # Numba's parallel loop takes flat structures only, made by a call in this function
     # (numba/numba#10139): the nested ones are taken apart here and put together in the loop
     inputs = InputUnits(*rt.inputs)
@@ -1539,9 +1592,11 @@ def run_cycles_parallel(t0, t1, cfg, tables, rt, world, bl, skip=-1):
     packets = Packets(*world.packets)
     garbage = Garbage(*world.garbage)
     arrivals = Arrivals(*world.arrivals)
+    links = Links(*world.links)
     obs = Observed(*world.obs)
     ar = Arith(*tables.ar)
     bl_links = Links(*bl.links)
+    bl_inj = Links(*bl.injected)
     bl_va = VAScratch(*bl.scratch.va)
     bl_sa = SAScratch(*bl.scratch.sa)
     nbr_r, nbr_p, cstep, vcls, crange = tables.nbr_r, tables.nbr_p, tables.cstep, tables.vcls, tables.crange
@@ -1551,32 +1606,34 @@ def run_cycles_parallel(t0, t1, cfg, tables, rt, world, bl, skip=-1):
     ggi = np.int64(0)
     K = bl.lo.shape[0] - 1
     lo = bl.lo
-    result = bl.result
-    counters = bl.counters
-    eject_hist = bl.eject_hist
-    trace = bl.trace
-    trace_len = bl.trace_len
+    result, counters, eject_hist, trace, trace_len = bl.result, bl.counters, bl.eject_hist, bl.trace, bl.trace_len
+    etrace, etrace_len = bl.etrace, bl.etrace_len
     for t in range(t0, t1):
-        gi, ggi, moved = serve_endpoints(t, gi, ggi, cfg, tables, rt, world)
+        gi, ggi = join_queues(t, gi, ggi, arrivals, packets, garbage, endpoints)
+        deliver_endpoint_credits(t, endpoints, links, obs)
         for k in nb.prange(K):
             tb = Tables(nbr_r=nbr_r, nbr_p=nbr_p, cstep=cstep, vcls=vcls, crange=crange, dist=dist,
                         minport=minport, nexthop=nexthop, pen=pen, ep_first=ep_first, ep_router=ep_router, ar=ar)
-            own = Links(a_cnt=bl_links.a_cnt[k], a_r=bl_links.a_r[k], a_p=bl_links.a_p[k], a_v=bl_links.a_v[k],
-                        a_pkt=bl_links.a_pkt[k], a_seq=bl_links.a_seq[k], c_cnt=bl_links.c_cnt[k],
-                        c_r=bl_links.c_r[k], c_p=bl_links.c_p[k], c_v=bl_links.c_v[k])
             log = Observed(counters=counters[k], eject_hist=eject_hist[k], trace=trace[k],
-                           trace_len=trace_len[k], etrace=obs.etrace, etrace_len=obs.etrace_len)
-            wk = World(links=own, endpoints=endpoints, packets=packets, garbage=garbage, arrivals=arrivals,
-                       obs=log)
+                           trace_len=trace_len[k], etrace=etrace[k], etrace_len=etrace_len[k])
+            block = (lo[k], lo[k + 1])
+            deliver_flits(t, block, cfg, inputs, links)
+            deliver_router_credits(t, block, outputs, links)
+            injected = inject(t, (np.int64(ep_first[lo[k]]), np.int64(ep_first[lo[k + 1]])), cfg, tb,
+                              World(links=_block_lines_of(k, bl_inj), endpoints=endpoints, packets=packets,
+                                    garbage=garbage, arrivals=arrivals, obs=log))
             status, sent = route_routers(t, (lo[k], lo[k + 1], skip), cfg, tb,
-                                         Routers(inputs=inputs, va=va, sa=sa, outputs=outputs), wk,
+                                         Routers(inputs=inputs, va=va, sa=sa, outputs=outputs),
+                                         World(links=_block_lines_of(k, bl_links), endpoints=endpoints,
+                                               packets=packets, garbage=garbage, arrivals=arrivals, obs=log),
                                          _block_scratch(k, bl_va, bl_sa))
             result[k, 0] = status
-            result[k, 1] = 1 if sent else 0
-        status, sent = join_blocks(bl, world)
+            result[k, 1] = 1 if sent or injected else 0
+        clear_slot(t, links)
+        status, moved = join_blocks(bl, world)
         if status != OK:
             return status, t
-        if watchdog(t, cfg, world.obs, moved or sent):
+        if watchdog(t, cfg, world.obs, moved):
             return DEADLOCK, t
     return OK, t1
 

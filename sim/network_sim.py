@@ -372,8 +372,8 @@ class NetworkSim:
             return engine.run_cycles(self.cycle, t1, self.config, self.tables, self.routers, world,
                                      engine.new_scratch(self.P, self.params.vcs), skip)
         if self._blocks is None:
-            self._blocks = engine.new_blocks(self.net.num_routers, self.P, self.params.vcs,
-                                             self.links.a_cnt.shape[0], self.obs.trace.shape[0] > 0, k)
+            self._blocks = engine.new_blocks(self.tables.ep_first, self.P, self.params.vcs, self.links.a_cnt.shape[0],
+                                             (self.obs.trace.shape[0] > 0, self.obs.etrace.shape[0] > 0), k)
         numba.set_num_threads(self.threads)
         return engine.run_cycles_parallel(self.cycle, t1, self.config, self.tables, self.routers, world,
                                           self._blocks, skip)

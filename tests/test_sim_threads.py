@@ -71,9 +71,10 @@ def test_blocks_run_as_the_serial_engine(ps104, monkeypatch):
 
 
 def test_blocks_split_the_routers_in_order():
-    b = engine.new_blocks(104, 8, 4, 6, True, 3)
+    b = engine.new_blocks(np.arange(105) * 4, 8, 4, 6, (True, False), 3)
     assert b.lo.tolist() == [0, 35, 69, 104]
     assert b.links.a_r.shape[:2] == (3, 6) and b.trace.shape[1] >= 35 * 8
+    assert b.injected.a_r.shape[2] >= 35 * 4 and b.etrace.shape[1] == 0
 
 
 def test_small_networks_and_short_runs_stay_serial():
