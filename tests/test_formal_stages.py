@@ -176,6 +176,39 @@ def test_central_va_bounds_a_heads_waiting(tmp_path):
     assert r.passed, f"va_waiting_central: {r.status}, log {r.log}"
 
 
+# heads whose output VC another VC of their own port can ask for, at the separable VA (the FPGA
+# target's): a port launches one request per output VC, so such a head may wait for its
+# sibling's grant before it launches; bounded only (docs/hdl.md). (head, n, BMC depth): the
+# planted bugs below lose the VC n + 1 times (4 cycles a loss) by step 43 (class 2) and 22
+# (injection), so the depth also covers heads that start waiting about 20 cycles after reset
+SIBLING_HEADS = {
+    "class2": ((1, 1), 8, 64),      # a class-2 VC: VCs 1 and 2 of every network port ask for it
+    "inject": ((4, 2), 3, 44),      # a class-0 VC: every VC of the local port (4) asks for it
+}
+
+
+def _sibling_run(case, allocator_cls, tmp_path, expect):
+    head, n, depth = SIBLING_HEADS[case]
+    name = f"va_separable_sibling_{case}{'' if allocator_cls is None else '_' + allocator_cls.__name__}"
+    got = {}
+
+    def make():
+        m, free, got["n"] = va_waiting_harness(3, 4, hold=3, allocator_cls=allocator_cls, head=head,
+                                               **SEPARABLE_VA)
+        return m, free
+    r = _run(name, make, depth, "", tmp_path, mode="bmc")
+    assert got["n"] == n                # the input VCs that can ask for the head's output VC
+    assert r.passed == expect and (expect or "FAIL" in r.status), f"{name}: {r.status}, log {r.log}"
+
+
+@FULL
+@pytest.mark.parametrize("case", list(SIBLING_HEADS))
+def test_separable_va_bounds_a_sibling_heads_waiting(case, tmp_path):
+    """A head whose output VC a sibling VC of its port can also ask for loses it to other input
+    VCs at most n times (n the input VCs that can ask for it) in the BMC's cycles from reset."""
+    _sibling_run(case, None, tmp_path, expect=True)
+
+
 # ---- planted bugs: each must make its proof fail with a counterexample ----
 
 class OffByOneBuffer(VCBuffer):
@@ -466,6 +499,25 @@ def test_stuck_output_pointer_breaks_separable_waiting(eject, tmp_path):
     r = _run(name, lambda: va_waiting_harness(3, 4, hold=3, allocator_cls=StuckOutputPointerSVA, eject=eject,
                                               **SEPARABLE_VA)[:2], 26 if eject else 20, "", tmp_path, mode="bmc")
     assert not r.passed and "FAIL" in r.status, f"{name}: {r.status}, log {r.log}"
+
+
+class StuckPortPointerSVA(VCAllocator):
+    """The separable VA's launch arbiters' pointers never move (a VC of a port before the head's
+    in round-robin order keeps launching)."""
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        m.d.comb += [arb.commit.eq(0) for name, (arb, _) in m._named_submodules.items() if name.startswith("sva_port_")]
+        return m
+
+
+@FULL
+@pytest.mark.parametrize("case,allocator_cls", [("class2", StuckOutputPointerSVA), ("inject", StuckPortPointerSVA)],
+                         ids=["class2", "inject"])
+def test_stuck_pointer_breaks_sibling_waiting(case, allocator_cls, tmp_path):
+    """The sibling heads' bound with the output arbiters' pointers stuck (class 2: a port before
+    the head's keeps winning; FAIL at step 43) or the launch arbiters' (inject: the local port's
+    VCs 0 and 1 keep launching before VC 2; FAIL at step 22)."""
+    _sibling_run(case, allocator_cls, tmp_path, expect=False)
 
 
 class SpeculativeSA(SwitchAllocator):

@@ -236,17 +236,20 @@ def busy_age(m, taken, hold: int, name: str):
 
 
 def va_waiting_harness(V: int = 3, B: int = 4, hold: int = SEPARABLE_HOLD, allocator_cls=None, eject=False,
-                       **params):
-    """Bounded waiting of a VC allocator alone (`va_harness`'s environment and assertions): input
-    VC X = (1, 0), whenever it asks (from cycle 1 on), asks for output port 0 only, so for the
-    one output VC (0, w) of its next class (`eject`: it ejects, and asks for the local VC
+                       head: tuple[int, int] = (1, 0), **params):
+    """Bounded waiting of a VC allocator alone (`va_harness`'s environment and assertions): input VC
+    X = `head` (input port, VC), whenever it asks (from cycle 1 on), asks for output port 0 only, so
+    for the one output VC (0, w) of its next class (`eject`: it ejects, and asks for the local VC
     `separable_eject_vc`, separable VA only); every input VC's request (X's too) is otherwise free,
     but a head's request stays, unchanged, until its input VC is granted (as the router's fronts
-    do), and an output VC stays busy at least `hold` cycles (its packet's flits). Asserted: while
-    X waits, its output VC goes to other input VCs at most n times, n the input VCs that can ask
-    for it (what `router_props._va_fairness` proves in the router for the central allocator). For the
-    separable allocator (hold >= 3, no other VC of X's port can ask for X's output VC) with the
-    potential that makes it inductive (`_separable_waiting`). Returns (module, free inputs, n)."""
+    do), and an output VC stays busy at least `hold` cycles (its packet's flits). Asserted: while X
+    waits, its output VC goes to other input VCs at most n times, n the input VCs that can ask for
+    it (what `router_props._va_fairness` proves in the router for the central allocator). For the
+    separable allocator (hold >= 3) with the potential that makes it inductive
+    (`_separable_waiting`) for X = (1, 0), whose output VC no other VC of its port can ask for; for
+    the other heads without it, for bounded model checking only (at V = 3: a class-2 VC, which VCs 1
+    and 2 of a network port ask for, or a class-0 one, which every VC of the local port asks for).
+    Returns (module, free inputs, n)."""
     if hold < 1:
         raise ValueError(f"hold={hold}: an output VC is busy at least 1 cycle")
     if eject and not params.get("va_separable"):
@@ -255,7 +258,10 @@ def va_waiting_harness(V: int = 3, B: int = 4, hold: int = SEPARABLE_HOLD, alloc
     shape, vcmap = router_shape(V, B, **params)
     P = shape.P
     by = {s.name: s for s in free}
-    x = 1 * V + 0
+    hi, hv = head
+    if not (0 <= hi < P and 0 <= hv < V):
+        raise ValueError(f"head={head}: an input VC (port 0 .. {P - 1}, VC 0 .. {V - 1})")
+    x = hi * V + hv
     if eject:
         o, w = shape.R, separable_eject_vc(x, V)
         askers = [i * V + v for i in range(P) for v in range(V) if separable_eject_vc(i * V + v, V) == w]
@@ -266,9 +272,9 @@ def va_waiting_harness(V: int = 3, B: int = 4, hold: int = SEPARABLE_HOLD, alloc
     n = len(askers)
     after_reset = Signal()
     m.d.sync += after_reset.eq(1)
-    waiting = by["req_1_0"]
-    won = dut.grant[1][0][o * V + w]
-    asks = by["eject_1_0"] if eject else (by["route_1_0"] == 1 << o) & ~by["eject_1_0"]
+    waiting = by[f"req_{hi}_{hv}"]
+    won = dut.grant[hi][hv][o * V + w]
+    asks = by[f"eject_{hi}_{hv}"] if eject else (by[f"route_{hi}_{hv}"] == 1 << o) & ~by[f"eject_{hi}_{hv}"]
     m.d.comb += [Assume(~waiting | after_reset), Assume(~waiting | asks)]
     for i in range(P):
         for v in range(V):
@@ -288,7 +294,7 @@ def va_waiting_harness(V: int = 3, B: int = 4, hold: int = SEPARABLE_HOLD, alloc
     lost = Signal(range(n + 2), name="lost")
     m.d.sync += lost.eq(Mux(waiting & ~won, Mux(others.any() & (lost <= n), lost + 1, lost), 0))
     m.d.comb += Assert(lost <= n)
-    if params.get("va_separable"):
+    if params.get("va_separable") and head == (1, 0):
         env = {"m": m, "vs": vs, "after_reset": after_reset, "inner": inner, "shape": shape, "vcmap": vcmap, "dut": dut, "waiting": waiting,
                "won": won, "others": others, "lost": lost, "ow": (o, w), "n": n, "hold": hold, "age": age[o, w],
                "askers": askers}
