@@ -1616,13 +1616,13 @@ def run_cycles_parallel(t0, t1, cfg, tables, rt, world, bl, skip=-1):
                         minport=minport, nexthop=nexthop, pen=pen, ep_first=ep_first, ep_router=ep_router, ar=ar)
             log = Observed(counters=counters[k], eject_hist=eject_hist[k], trace=trace[k],
                            trace_len=trace_len[k], etrace=etrace[k], etrace_len=etrace_len[k])
-            block = (lo[k], lo[k + 1])
-            deliver_flits(t, block, cfg, inputs, links)
-            deliver_router_credits(t, block, outputs, links)
-            injected = inject(t, (np.int64(ep_first[lo[k]]), np.int64(ep_first[lo[k + 1]])), cfg, tb,
+            r0, r1 = lo[k], lo[k + 1]
+            deliver_flits(t, (r0, r1), cfg, inputs, links)
+            deliver_router_credits(t, (r0, r1), outputs, links)
+            injected = inject(t, (np.int64(ep_first[r0]), np.int64(ep_first[r1])), cfg, tb,
                               World(links=_block_lines_of(k, bl_inj), endpoints=endpoints, packets=packets,
                                     garbage=garbage, arrivals=arrivals, obs=log))
-            status, sent = route_routers(t, (lo[k], lo[k + 1], skip), cfg, tb,
+            status, sent = route_routers(t, (r0, r1, skip), cfg, tb,
                                          Routers(inputs=inputs, va=va, sa=sa, outputs=outputs),
                                          World(links=_block_lines_of(k, bl_links), endpoints=endpoints,
                                                packets=packets, garbage=garbage, arrivals=arrivals, obs=log),

@@ -333,31 +333,44 @@ class StuckPointerSA(SwitchAllocator):
         return m
 
 
-class StuckOutputPointerSVA(VCAllocator):
+class _StuckArbitersVA(VCAllocator):
+    """A VC allocator whose arbiters named with one of `stuck_prefixes()` never move their
+    pointers."""
+    def stuck_prefixes(self) -> tuple[str, ...]:
+        raise NotImplementedError
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        prefixes = self.stuck_prefixes()
+        m.d.comb += [arb.commit.eq(0) for name, (arb, _) in m._named_submodules.items() if name.startswith(prefixes)]
+        return m
+
+
+class StuckOutputPointerSVA(_StuckArbitersVA):
     """The separable VA's output arbiters' pointers never move (a port before the head's in
     round-robin order wins its output VC for ever)."""
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        m.d.comb += [arb.commit.eq(0) for name, (arb, _) in m._named_submodules.items() if name.startswith("sva_out_")]
-        return m
+    def stuck_prefixes(self):
+        return ("sva_out_",)
 
 
-class StuckPointerVA(VCAllocator):
+class StuckPortPointerSVA(_StuckArbitersVA):
+    """The separable VA's launch arbiters' pointers never move (a VC of a port before the head's
+    in round-robin order keeps launching)."""
+    def stuck_prefixes(self):
+        return ("sva_port_",)
+
+
+class StuckPointerVA(_StuckArbitersVA):
     """The output VCs' round-robin pointers never move (a head can lose its VC for ever)."""
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        m.d.comb += [arb.commit.eq(0) for name, (arb, _) in m._named_submodules.items() if name.startswith("va_arb_")]
-        return m
+    def stuck_prefixes(self):
+        return ("va_arb_",)
 
 
-class StuckLocalPointerVA(VCAllocator):
+class StuckLocalPointerVA(_StuckArbitersVA):
     """The local port's VCs' round-robin pointers never move (an ejecting head can lose them for
     ever); the network output VCs' arbiters are right."""
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        local = tuple(f"va_arb_{o}_" for o in range(self.cfg.R, self.cfg.P))
-        m.d.comb += [arb.commit.eq(0) for name, (arb, _) in m._named_submodules.items() if name.startswith(local)]
-        return m
+    def stuck_prefixes(self):
+        return tuple(f"va_arb_{o}_" for o in range(self.cfg.R, self.cfg.P))
 
 
 class FlickeringRequestRouter(Router):
@@ -499,15 +512,6 @@ def test_stuck_output_pointer_breaks_separable_waiting(eject, tmp_path):
     r = _run(name, lambda: va_waiting_harness(3, 4, hold=3, allocator_cls=StuckOutputPointerSVA, eject=eject,
                                               **SEPARABLE_VA)[:2], 26 if eject else 20, "", tmp_path, mode="bmc")
     assert not r.passed and "FAIL" in r.status, f"{name}: {r.status}, log {r.log}"
-
-
-class StuckPortPointerSVA(VCAllocator):
-    """The separable VA's launch arbiters' pointers never move (a VC of a port before the head's
-    in round-robin order keeps launching)."""
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        m.d.comb += [arb.commit.eq(0) for name, (arb, _) in m._named_submodules.items() if name.startswith("sva_port_")]
-        return m
 
 
 @FULL
