@@ -29,10 +29,10 @@ PolarStar next-hop table);
 `tests/test_sim.py::test_engine_choice_equals_routing_logic` checks `choose_vc` against
 `routing_logic` candidate by candidate.
 
-The stage functions are compiled without Numba's reference counting (`_stage`, see there), and
-the engine is one file on purpose: Numba's cache is invalidated by the file of the cached
-function only, so a stage function in another file could change without the cached
-`run_cycles` noticing.
+The stage functions are compiled without Numba's reference counting (`_stage`, see there); the
+ones run per router are inlined into `route_routers` (`_per_router`). The engine is one file on
+purpose: Numba's cache is invalidated by the file of the cached function only, so a stage
+function in another file could change without the cached `run_cycles` noticing.
 """
 from __future__ import annotations
 
@@ -73,6 +73,11 @@ BUSY_KEY = 1 << 20
 # reference it never got).
 _stage = nb.njit(cache=True, _nrt=False, no_cpython_wrapper=True)
 _inline = nb.njit(cache=True, inline="always", _nrt=False, no_cpython_wrapper=True)
+# The stages route_routers runs for each router, and send_flit and _route_state (per flit, per
+# head), are inlined into their one caller: a call passes its structures by value, a few hundred
+# words pushed on the stack, and those copies took a quarter of the engine's time (perf, 1,064
+# routers). choose_vc stays a call: inlined, the engine measured no faster.
+_per_router = _inline
 
 
 # ---- structures -----------------------------------------------------------------------------------
@@ -875,7 +880,7 @@ def inject(t, eps, cfg, tables, world):
 
 # ---- input unit: route computation, the VC choice, malformed flits --------------------------------
 
-@_stage
+@_per_router
 def _route_state(r, pk, cfg, tables, packets, credits):
     """Route computation for the head of packet pk at router r: UGAL's decision at the source,
     the phase (1 from the intermediate router on), the Polarized escape at a dead end ->
@@ -894,14 +899,17 @@ def _route_state(r, pk, cfg, tables, packets, credits):
     return src_r, dst_r, packets.pk_inter[pk], ph
 
 
-@_stage
+@_per_router
 def route_heads(r, t, cfg, tables, rt, packets, vtmp):
     """RC and the VC choice, from start-of-cycle state: every input VC whose front flit is a head
     and that holds no output VC chooses a free output VC (at its destination the first free VC of
     the local port; va_separable: VC (i + v) mod V of it). Writes the requests to vtmp.req_*;
     returns their count."""
     inputs, outputs = rt.inputs, rt.outputs
-    prev = (t + 1) % 2                     # va_choice_stage: the output state at the start of t - 1
+    # the output state the choice reads: now, or (va_choice_stage) at the start of t - 1
+    cred, own = outputs.credits, outputs.owner
+    if cfg.va_choice_stage == 1:
+        cred, own = outputs.ch_cred[(t + 1) % 2], outputs.ch_owner[(t + 1) % 2]
     nreq = 0
     for i in range(cfg.P):
         for v in range(cfg.V):
@@ -927,11 +935,7 @@ def route_heads(r, t, cfg, tables, rt, packets, vtmp):
                         o = -1
             else:
                 cin = 0 if i >= cfg.R else tables.vcls[v]
-                if cfg.va_choice_stage == 0:
-                    o, w = choose_vc(r, cin, tables.cstep[r, i], head, cfg, tables, outputs.credits, outputs.owner)
-                else:
-                    o, w = choose_vc(r, cin, tables.cstep[r, i], head, cfg, tables, outputs.ch_cred[prev],
-                                     outputs.ch_owner[prev])
+                o, w = choose_vc(r, cin, tables.cstep[r, i], head, cfg, tables, cred, own)
             if o >= 0:
                 vtmp.req_in[nreq] = i * cfg.V + v
                 vtmp.req_o[nreq] = o
@@ -950,7 +954,7 @@ def _pop_front(r, i, v, B, inputs):
     return inputs.f_pkt[r, i, v, pos], inputs.f_seq[r, i, v, pos]
 
 
-@_stage
+@_per_router
 def drop_malformed(r, t, cfg, tables, inputs, world, stmp):
     """Malformed flits (the RTL's rule, docs/microarchitecture.md): an input port that sent
     nothing in this cycle pops the front flit of its lowest VC whose front is malformed (a bad
@@ -979,7 +983,7 @@ def drop_malformed(r, t, cfg, tables, inputs, world, stmp):
 
 # ---- VC allocation --------------------------------------------------------------------------------
 
-@_stage
+@_per_router
 def load_choice_register(r, t, cfg, outputs):
     """va_choice_stage = 1: router r's output state at the start of cycle t into slot t % 2 (every
     router, idle or not: the RTL's register always loads)."""
@@ -989,7 +993,7 @@ def load_choice_register(r, t, cfg, outputs):
             outputs.ch_cred[t % 2, r, p, w] = outputs.credits[r, p, w]
 
 
-@_stage
+@_per_router
 def va_requests(r, cfg, rt, vtmp, nreq):
     """The requests the VA arbiters see, into vtmp.arb_*; returns their count: this cycle's
     (va_stages = 1), or last cycle's (va_stages = 2) whose input VC still holds no output VC and
@@ -1028,7 +1032,7 @@ def va_requests(r, cfg, rt, vtmp, nreq):
     return narb
 
 
-@_stage
+@_per_router
 def central_va(r, cfg, va, vtmp, narb):
     """The central VC allocator: per output VC a round-robin arbiter over input VC index picks one
     of the narb requests in vtmp.arb_* (best_k[o * V + w] = its index); apply_va grants it after SA."""
@@ -1042,7 +1046,7 @@ def central_va(r, cfg, va, vtmp, narb):
             best_k[ov] = k
 
 
-@_stage
+@_per_router
 def _separable_va(r, cfg, rt, vtmp, narb):
     """One cycle of the separable VC allocator (va_separable = 1), from start-of-cycle state;
     marks this cycle's grants and launches in sep_new (SEP_G1, SEP_L1) and writes a launch's
@@ -1130,7 +1134,7 @@ def _apply_separable(r, cfg, rt, vtmp):
     return moved
 
 
-@_stage
+@_per_router
 def apply_va(r, cfg, rt, vtmp, narb):
     """The VA grants of this cycle, visible from t + 1 (after SA and the drops, which read the
     start-of-cycle allocations). Returns whether an input VC was allocated."""
@@ -1277,7 +1281,7 @@ def _senders(r, cfg, rt, stmp, n_out):
     return OK, n_snd
 
 
-@_stage
+@_per_router
 def switch_allocate(r, t, cfg, tables, rt, world, stmp):
     """Switch allocation, input-first separable, alloc_iters iterations, from start-of-cycle
     allocations; the granted input VCs send (send_flit). -> (status, whether a flit was sent)"""
@@ -1301,7 +1305,7 @@ def switch_allocate(r, t, cfg, tables, rt, world, stmp):
     return OK, moved
 
 
-@_stage
+@_per_router
 def idle_switch_allocator(r, cfg, sa):
     """A router with no flit nominates nothing this cycle (nor grants: a granted flit is still
     in its buffer)."""
@@ -1336,7 +1340,7 @@ def _eject(t, e, pk, seq, cfg, packets, obs):
     return OK
 
 
-@_stage
+@_per_router
 def send_flit(r, t, i, v, cfg, tables, rt, world):
     """Input VC (i, v) of router r sends its front flit in cycle t: pop, credit back upstream,
     a head's hops (and phase past the intermediate router), the output VC's credit, the flit
