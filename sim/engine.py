@@ -1461,10 +1461,15 @@ def run_cycles(t0, t1, cfg, tables, rt, world, tmp, skip=-1):
 # those logs; after the cycle the copies join the shared ones block by block, in router order:
 # the delay lines, counters and traces are then exactly the serial engine's.
 
+CACHE_LINE = 64             # bytes
+
+
 class Blocks(NamedTuple):
     """The router blocks of run_cycles_parallel and each block's private logs (leading axis K:
-    the block). counters, trace_len, etrace_len and result have rows of 64 bytes, so that two
-    threads do not write one cache line through them."""
+    the block) and temporaries. Rows a thread writes every router must not share a cache line
+    with the next block's (two threads writing one line serialize on it): counters, trace_len,
+    etrace_len and result have rows of 64 bytes, and the scratch and the delay lines' counts,
+    rows of a few bytes, have K * S rows, block k's being row k * S (`spread`)."""
     lo: np.ndarray          # (K + 1,) first router of each block
     links: Links            # (K, ring, cap) delay lines, appended by the routers in this cycle only
     injected: Links         # (K, ring, ecap) flit lines appended by the endpoints (no credit lines)
@@ -1478,12 +1483,14 @@ class Blocks(NamedTuple):
     scratch: Scratch        # (K, ...) each block's temporaries
 
 
-def _block_lines(k: int, ring: int, cap: int, credits: bool) -> Links:
-    """k private delay lines of `cap` entries per slot (credits: with credit lines, else empty)."""
+def _block_lines(k: int, ring: int, cap: int, credits: bool, spread: int) -> Links:
+    """k private delay lines of `cap` entries per slot (credits: with credit lines, else empty);
+    their counts in rows k * spread."""
     z = lambda c: np.zeros((k, ring, c), dtype=np.int32)    # noqa: E731
+    cnt = lambda: np.zeros((k * spread, ring), dtype=np.int64)    # noqa: E731
     cc = cap if credits else 0
-    return Links(a_cnt=np.zeros((k, ring), dtype=np.int64), a_r=z(cap), a_p=z(cap), a_v=z(cap), a_pkt=z(cap),
-                 a_seq=z(cap), c_cnt=np.zeros((k, ring), dtype=np.int64), c_r=z(cc), c_p=z(cc), c_v=z(cc))
+    return Links(a_cnt=cnt(), a_r=z(cap), a_p=z(cap), a_v=z(cap), a_pkt=z(cap),
+                 a_seq=z(cap), c_cnt=cnt(), c_r=z(cc), c_p=z(cc), c_v=z(cc))
 
 
 def new_blocks(ep_first: np.ndarray, P: int, V: int, ring: int, traces: tuple[bool, bool], k: int) -> Blocks:
@@ -1493,11 +1500,14 @@ def new_blocks(ep_first: np.ndarray, P: int, V: int, ring: int, traces: tuple[bo
     lo = np.linspace(0, n, k + 1).round().astype(np.int64)
     cap = int(np.diff(lo).max()) * P + 1         # sends per cycle: at most one per input port
     ecap = int(np.diff(ep_first[lo]).max()) + 1  # injections per cycle: at most one per endpoint
-    one = [new_scratch(P, V) for _ in range(k)]          # each block's, stacked field by field
+    # the shortest such row: P switch-allocator flags (bytes), or a ring of delay-line counts
+    spread = 1 + -(-CACHE_LINE // min(P, 8 * ring))
+    one = [new_scratch(P, V) for _ in range(k * spread)]     # each block's, stacked field by field
     va = VAScratch(*(np.stack([s.va[f] for s in one]) for f in range(len(VAScratch._fields))))
     sa = SAScratch(*(np.stack([s.sa[f] for s in one]) for f in range(len(SAScratch._fields))))
     z8 = lambda: np.zeros((k, 8), dtype=np.int64)          # noqa: E731
-    return Blocks(lo=lo, links=_block_lines(k, ring, cap, True), injected=_block_lines(k, ring, ecap, False),
+    return Blocks(lo=lo, links=_block_lines(k, ring, cap, True, spread),
+                  injected=_block_lines(k, ring, ecap, False, spread),
                   counters=z8(), eject_hist=np.zeros((k, 64), dtype=np.int64),
                   trace=np.zeros((k, cap if traces[0] else 0, 4), dtype=np.int64), trace_len=z8(),
                   etrace=np.zeros((k, ecap if traces[1] else 0, 6), dtype=np.int64), etrace_len=z8(),
@@ -1516,23 +1526,29 @@ def _block_scratch(k, va, sa):
 
 
 @_inline
-def _block_lines_of(k, L):
-    """Block k's private delay lines (L: the blocks' Links)."""
-    return Links(a_cnt=L.a_cnt[k], a_r=L.a_r[k], a_p=L.a_p[k], a_v=L.a_v[k], a_pkt=L.a_pkt[k], a_seq=L.a_seq[k],
-                 c_cnt=L.c_cnt[k], c_r=L.c_r[k], c_p=L.c_p[k], c_v=L.c_v[k])
+def spread(bl):
+    """S: block k's rows of the scratch and of the delay lines' counts are rows k * S (Blocks)."""
+    return bl.links.a_cnt.shape[0] // bl.links.a_r.shape[0]
+
+
+@_inline
+def _block_lines_of(k, S, L):
+    """Block k's private delay lines (L: the blocks' Links, S: their spread)."""
+    return Links(a_cnt=L.a_cnt[k * S], a_r=L.a_r[k], a_p=L.a_p[k], a_v=L.a_v[k], a_pkt=L.a_pkt[k], a_seq=L.a_seq[k],
+                 c_cnt=L.c_cnt[k * S], c_r=L.c_r[k], c_p=L.c_p[k], c_v=L.c_v[k])
 
 
 @_stage
-def _join_lines(cnt, cols, k, gcnt, gcols):
-    """Block k's entries of every slot (cnt, cols: its (ring,) counts and (ring, cap) columns)
-    appended to the shared delay line's (gcnt, gcols)."""
+def _join_lines(cnt, cols, k, S, gcnt, gcols):
+    """Block k's entries of every slot (cnt, cols: the blocks' counts, block k's in row k * S,
+    and (K, ring, cap) columns) appended to the shared delay line's (gcnt, gcols)."""
     for s in range(cnt.shape[1]):
-        for j in range(cnt[k, s]):
+        for j in range(cnt[k * S, s]):
             g = gcnt[s]
             for c in range(len(cols)):
                 gcols[c][s, g] = cols[c][k, s, j]
             gcnt[s] = g + 1
-        cnt[k, s] = 0
+        cnt[k * S, s] = 0
 
 
 @_stage
@@ -1558,14 +1574,15 @@ def join_blocks(bl, world):
     L, I, G, obs = bl.links, bl.injected, world.links, world.obs
     moved = False
     status = OK
+    S = spread(bl)
     for k in range(bl.lo.shape[0] - 1):
-        _join_lines(I.a_cnt, (I.a_r, I.a_p, I.a_v, I.a_pkt, I.a_seq), k, G.a_cnt,
+        _join_lines(I.a_cnt, (I.a_r, I.a_p, I.a_v, I.a_pkt, I.a_seq), k, S, G.a_cnt,
                     (G.a_r, G.a_p, G.a_v, G.a_pkt, G.a_seq))
         _join_rows(bl.etrace, bl.etrace_len, k, obs.etrace, obs.etrace_len, True)
     for k in range(bl.lo.shape[0] - 1):
-        _join_lines(L.a_cnt, (L.a_r, L.a_p, L.a_v, L.a_pkt, L.a_seq), k, G.a_cnt,
+        _join_lines(L.a_cnt, (L.a_r, L.a_p, L.a_v, L.a_pkt, L.a_seq), k, S, G.a_cnt,
                     (G.a_r, G.a_p, G.a_v, G.a_pkt, G.a_seq))
-        _join_lines(L.c_cnt, (L.c_r, L.c_p, L.c_v), k, G.c_cnt, (G.c_r, G.c_p, G.c_v))
+        _join_lines(L.c_cnt, (L.c_r, L.c_p, L.c_v), k, S, G.c_cnt, (G.c_r, G.c_p, G.c_v))
         for c in (0, 1, 4, 5):
             obs.counters[c] += bl.counters[k, c]
             bl.counters[k, c] = 0
@@ -1609,6 +1626,7 @@ def run_cycles_parallel(t0, t1, cfg, tables, rt, world, bl, skip=-1):
     gi = np.int64(0)
     ggi = np.int64(0)
     K = bl.lo.shape[0] - 1
+    S = spread(bl)
     lo = bl.lo
     result, counters, eject_hist, trace, trace_len = bl.result, bl.counters, bl.eject_hist, bl.trace, bl.trace_len
     etrace, etrace_len = bl.etrace, bl.etrace_len
@@ -1624,13 +1642,13 @@ def run_cycles_parallel(t0, t1, cfg, tables, rt, world, bl, skip=-1):
             deliver_flits(t, (r0, r1), cfg, inputs, links)
             deliver_router_credits(t, (r0, r1), outputs, links)
             injected = inject(t, (np.int64(ep_first[r0]), np.int64(ep_first[r1])), cfg, tb,
-                              World(links=_block_lines_of(k, bl_inj), endpoints=endpoints, packets=packets,
+                              World(links=_block_lines_of(k, S, bl_inj), endpoints=endpoints, packets=packets,
                                     garbage=garbage, arrivals=arrivals, obs=log))
             status, sent = route_routers(t, (r0, r1, skip), cfg, tb,
                                          Routers(inputs=inputs, va=va, sa=sa, outputs=outputs),
-                                         World(links=_block_lines_of(k, bl_links), endpoints=endpoints,
+                                         World(links=_block_lines_of(k, S, bl_links), endpoints=endpoints,
                                                packets=packets, garbage=garbage, arrivals=arrivals, obs=log),
-                                         _block_scratch(k, bl_va, bl_sa))
+                                         _block_scratch(k * S, bl_va, bl_sa))
             result[k, 0] = status
             result[k, 1] = 1 if sent or injected else 0
         clear_slot(t, links)
