@@ -88,7 +88,7 @@ def area(cfg: FpgaConfig, progress: bool = True) -> dict:
 
     plan = NetworkPlan(net, cfg.routing, params, routing_obj=routing, header=cfg.header,
                        body_block_bits=body_block_bits(cfg, net, params), flit=cfg.flit,
-                       registered_fronts=cfg.front == "reg")
+                       registered_fronts=cfg.front == "reg", uturns=True)
     router = plan.make_router(cfg.router)
     verilog = to_verilog(router, "router")
     wide = "" if cfg.wide_luts else " -nowidelut"

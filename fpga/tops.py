@@ -235,8 +235,9 @@ class RouterTrafficTop(_TrafficTop):
         eps = net.endpoints.astype(np.int64)
         if eps.min() != eps.max() or eps.min() < 1:
             raise ValueError("net: RouterTrafficTop needs the same number (>= 1) of endpoints on every router")
+        # the neighbour emulators send heads any way, some of them back where they came from
         self.plan = plan(net, routing, params, routing_obj=routing_obj, header=header, body_block_bits=body_block_bits,
-                         flit=flit, registered_fronts=registered_fronts)
+                         flit=flit, registered_fronts=registered_fronts, uturns=True)
         R, p = self.plan.R, self.plan.p
         P = R + p
         seeds = _check_common(net, params, seeds, P)

@@ -83,12 +83,15 @@ class NetworkPlan:
     """What a network's RTL is made of, without its signals: the flit layout, the VC classes, the
     routing, the link table and the router prototype (`proto`). `NetworkTop` is the component
     built on it; the Verilog writer and the co-simulation need only this (creating the ports of
-    the 1,064-router network's 5,320 endpoint streams took 10 s)."""
+    the 1,064-router network's 5,320 endpoint streams took 10 s). `uturns`: the routers' (`Router`);
+    None builds them without u-turns when the routing is minimal, as the network's own traffic
+    needs; True keeps them for a router fed by other traffic (`fpga.tops.RouterTrafficTop`)."""
 
     @quiet_on_error
     def __init__(self, net: Network, routing: str = "polarstar", params: RouterParams = RouterParams(),
                  routing_obj=None, shared: bool = True, module_name: str = ROUTER_MODULE, header: str = HEADER.default,
-                 body_block_bits: int = 0, flit: str = FLIT_FORMAT.default, registered_fronts: bool = True):
+                 body_block_bits: int = 0, flit: str = FLIT_FORMAT.default, registered_fronts: bool = True,
+                 uturns: bool | None = None):
         if not isinstance(net, Network):
             raise TypeError(f"net={net!r}: must be a topologies.network.Network")
         if not isinstance(params, RouterParams):
@@ -106,6 +109,7 @@ class NetworkPlan:
         self.header, self.flit = header, flit
         self.body_block_bits = body_block_bits
         self.registered_fronts = registered_fronts
+        self.uturns = uturns
         self.layout = flit_layout(n, self.p, params, carried_fields(routing, header), flit)
         self.C = vc_classes_for(self.routing, params.vcs)
         self.class_steps = self.routing.class_steps()
@@ -160,7 +164,8 @@ class NetworkPlan:
     def make_router(self, router_id):
         return Router(self.R, self.p, self.params, self.layout, self.unit_for(router_id), self.net.num_routers,
                       self.C, router_id, None if router_id is None else self.class_steps[router_id].tolist(),
-                      self.vc_class, body_block_bits=self.body_block_bits, registered_fronts=self.registered_fronts)
+                      self.vc_class, body_block_bits=self.body_block_bits, registered_fronts=self.registered_fronts,
+                      uturns=self.uturns)
 
     def check_shared(self) -> None:
         """The shared router module (one module, an id input) is built with hop classes: turn

@@ -70,6 +70,9 @@ class RoutingUnit(wiring.Component):
     loadable = False
     row_bits = 0
     escapes = False          # answer.escape: the head's phase bit is cleared (Polarized dead ends)
+    # every route a shortest path of the network the unit is built for: a head never leaves on
+    # the port it came in by (`NetworkPlan` then builds its routers without u-turns)
+    minimal = False
     # the optional header fields (contract.flit.OPTIONAL_FIELDS) this unit's answer depends on: a flit
     # carries only these (hdl.network.NetworkTop, header="routing"); the others reach the query as 0
     header_reads: tuple = ()
@@ -137,6 +140,8 @@ class _TableUnit(RoutingUnit):
 
 class TableMinimalUnit(_TableUnit):
     """`min`: the minimal-port mask per destination, read from an n × R table."""
+
+    minimal = True
 
     @quiet_on_error
     def __init__(self, net: Network, lanes: int = 1, router: int | None = None, routing=None):
@@ -292,6 +297,8 @@ class PolarStarUnit(RoutingUnit):
     `routing_logic.polarstar.PolarStarMinimal` on a network with failed links
     (`polarstar_exception_rows`). K = 0 (default): no CAM, no `load` port.
     """
+
+    minimal = True
 
     @quiet_on_error
     def __init__(self, net: Network, lanes: int = 1, exceptions: int = 0, routing=None):

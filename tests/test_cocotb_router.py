@@ -40,14 +40,15 @@ LOOP_CYCLES = int(os.environ.get("PSTAR_LOOP_CYCLES", "6000"))
 def build_router(va_stages: int, st_stage: int, sa_stages: int = 1):
     net = build(SPEC)
     params = RouterParams(va_stages=va_stages, st_stage=st_stage, sa_stages=sa_stages)
-    # every optional header field (hops, inter, phase): the bench checks the hop count a head gains
-    top = plan(net, "polarstar", params, header="all")
+    # every optional header field (hops, inter, phase): the bench checks the hop count a head gains;
+    # u-turns kept: the directed tests send heads to every destination in by every port
+    top = plan(net, "polarstar", params, header="all", uturns=True)
 
     def make_verilog():
         return to_verilog(top.proto, "pstar_router", flatten=True), {}
 
     meta = harness.build(f"router-ps26-polarstar-va{va_stages}-st{st_stage}" + (f"-sa{sa_stages}" if sa_stages > 1 else ""),
-                         f"router|{params}|header=all", make_verilog,
+                         f"router|{params}|header=all|uturns", make_verilog,
                          "pstar_router")
     return net, params, top, meta
 

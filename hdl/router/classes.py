@@ -37,16 +37,19 @@ def separable_eject_vc(iv: int, vcs: int) -> int:
 class VCMap:
     """Which output VCs each input VC can hold, for a router of R network ports and P ports of V
     VCs in C classes (`vc_class[w]`: the class of VC w; `class_step[i][o]`: the VC policy's step).
+    uturns=False: a head that came in by network port i never leaves by port i (minimal routing),
+    so no input VC of port i holds an output VC of port i.
 
     Attributes: `ovcs_of[iv]`, the output VCs (o, w) input VC iv = i·V + v can hold (every local
     one, and the network ones of the class of its hop through that output), in (o, w) order;
     `holders[(o, w)]`, the (iv, k) with ovcs_of[iv][k] == (o, w)."""
 
-    def __init__(self, R: int, P: int, V: int, C: int, vc_class, class_step):
+    def __init__(self, R: int, P: int, V: int, C: int, vc_class, class_step, uturns: bool = True):
         self.R, self.P, self.V, self.C = R, P, V, C
-        self.vc_class, self.class_step = list(vc_class), class_step
+        self.vc_class, self.class_step, self.uturns = list(vc_class), class_step, uturns
         self.ovcs_of = [[(o, w) for o in range(P) for w in range(V)
-                         if o >= R or self.next_class(iv, o) == self.vc_class[w]] for iv in range(P * V)]
+                         if o >= R or (self.next_class(iv, o) == self.vc_class[w] and (uturns or o != iv // V))]
+                        for iv in range(P * V)]
         self.holders = {}
         for iv, ovcs in enumerate(self.ovcs_of):
             for k, ow in enumerate(ovcs):

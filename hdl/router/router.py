@@ -145,13 +145,17 @@ class Router(wiring.Component):
     traversal stage, st_stage >= 1; capped at the body's width; the same cycles either way);
     registered_fronts: each input VC's front in a register (`VCBuffer(registered_front=True)`, the
     faster router) or read from the port's LUTRAM (the smaller one); the same cycles either way.
+    uturns: whether a head that came in by network port i may leave by port i; False leaves those
+    output VCs out of its input VCs' allocation (`VCMap`), and with them the crossbar's and the
+    allocators' paths from port i to port i. None: False when the unit's routes are minimal (a
+    network of such routers never turns a head back), else True.
     """
 
     @quiet_on_error
     def __init__(self, ports: int, endpoints: int, params: RouterParams, layout: data.Layout,
                  unit: Callable[[int], RoutingUnit], num_routers: int, vc_classes: int,
                  router_id: int | None = None, class_step=None, vc_class=None, body_block_bits: int = 0,
-                 registered_fronts: bool = True):
+                 registered_fronts: bool = True, uturns: bool | None = True):
         for name, v in (("ports", ports), ("endpoints", endpoints), ("num_routers", num_routers),
                         ("vc_classes", vc_classes)):
             _pos_int(name, v)
@@ -187,7 +191,10 @@ class Router(wiring.Component):
         self.shape = RouterShape(ports, endpoints, params, layout, num_routers, vc_classes, tuple(self.vc_class),
                                  self.unit.prio_bits, self.unit.escapes, self.unit.query_layout,
                                  self.unit.answer_layout, self.body_block_bits, registered_fronts)
-        self.vcmap = VCMap(ports, self.P, params.vcs, vc_classes, self.vc_class, self.class_step)
+        if uturns is not None and not isinstance(uturns, bool):
+            raise ValueError(f"uturns={uturns!r}: must be True, False or None")
+        self.uturns = (not self.unit.minimal) if uturns is None else uturns
+        self.vcmap = VCMap(ports, self.P, params.vcs, vc_classes, self.vc_class, self.class_step, self.uturns)
         # the output unit's counters, made here so that a formal harness can read them
         self.credit_counters = credit_counters(ports, params.vcs, params.depth)
         self.held_credit_error = None      # set by elaborate with the three-stage SA (_held_credits)
@@ -332,8 +339,10 @@ class Router(wiring.Component):
         for iv, ovcs in enumerate(self.vcmap.ovcs_of):
             i, v = divmod(iv, V)
             fr = inputs[i].front[v]
+            # without u-turns the VA has no output VC of port i for port i's heads: bit i is not asked
+            route = fr.mask if self.uturns or i >= R else fr.mask & ~(1 << i)
             m.d.comb += [vca.request[i][v].eq(inputs[i].count_gt[v][0] & ~valid[i][v] & fr.flit.head & ~fr.bad),
-                         vca.route[i][v].eq(fr.mask), vca.eject[i][v].eq(fr.eject),
+                         vca.route[i][v].eq(route), vca.eject[i][v].eq(fr.eject),
                          vca.dst_ep[i][v].eq(fr.flit.dst_ep if self.p > 1 else 0)]
             if self.shape.prio_bits:
                 m.d.comb += vca.prio[i][v].eq(fr.prio)
