@@ -46,7 +46,7 @@ class VCMap:
 
     def __init__(self, R: int, P: int, V: int, C: int, vc_class, class_step, uturns: bool = True):
         self.R, self.P, self.V, self.C = R, P, V, C
-        self.vc_class, self.class_step, self.uturns = list(vc_class), class_step, uturns
+        self.vc_class, self.class_step = list(vc_class), class_step
         self.ovcs_of = [[(o, w) for o in range(P) for w in range(V)
                          if o >= R or (self.next_class(iv, o) == self.vc_class[w] and (uturns or o != iv // V))]
                         for iv in range(P * V)]
