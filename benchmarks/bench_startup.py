@@ -3,8 +3,11 @@ fresh process.
 
 * warm: the user's caches as they are (one untimed run first fills them): the compiled engine
   (Numba), the network and its routing tables (sim.netcache);
-* cold: the first run after an install: a new empty NUMBA_CACHE_DIR and PSTAR_CACHE_DIR for each
-  run, so the engine is compiled and the network and tables built.
+* install: an editable install's compile of the engine (`python -m sim.precompile`, what
+  `pip install -e .` runs) into a new empty NUMBA_CACHE_DIR and PSTAR_CACHE_DIR;
+* cold: the first run after that install: the engine loaded, the network and tables built;
+* uncompiled: the first run with both caches empty (an install that skipped the compile), so the
+  engine is compiled too.
 
 Prints per case the median (min, max) of the wall seconds and of the CPU seconds (user + system
 of the child; on a machine shared with other jobs the CPU figure is the steadier one).
@@ -69,13 +72,19 @@ def warm(repeat: int) -> dict:
     return {"wall": summary([w for w, _ in runs]), "cpu": summary([c for _, c in runs])}
 
 
-def cold(repeat: int) -> dict:
-    runs = []
+def cold(repeat: int, precompiled: bool) -> dict:
+    """First runs on empty caches; `precompiled`: after `sim.precompile` (timed as "install")."""
+    runs, installs = [], []
     for _ in range(repeat):
         with tempfile.TemporaryDirectory() as d:
             env = dict(os.environ, NUMBA_CACHE_DIR=os.path.join(d, "numba"), PSTAR_CACHE_DIR=d)
+            if precompiled:
+                installs.append(timed(["-m", "sim.precompile", "--quiet"], env))
             runs.append(timed(ARGV, env))
-    return {"wall": summary([w for w, _ in runs]), "cpu": summary([c for _, c in runs])}
+    res = {"cold" if precompiled else "uncompiled": runs}
+    if precompiled:
+        res["install"] = installs
+    return {case: {"wall": summary([w for w, _ in r]), "cpu": summary([c for _, c in r])} for case, r in res.items()}
 
 
 def cluster(repeat: int) -> dict:
@@ -89,7 +98,8 @@ def cluster(repeat: int) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5, help="warm runs (default: %(default)s)")
-    ap.add_argument("--cold-repeat", type=int, default=3, help="cold runs, 0 for none (default: %(default)s)")
+    ap.add_argument("--cold-repeat", type=int, default=3,
+                    help="installs, cold and uncompiled runs each, 0 for none (default: %(default)s)")
     ap.add_argument("--cluster", action="store_true", help="also time a 2-worker LocalCluster's start")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
@@ -98,16 +108,17 @@ def main() -> None:
     res = {"command": "python " + " ".join(ARGV), "load_average": os.getloadavg()[0], "cpus": os.cpu_count(),
            "warm": warm(a.repeat)}
     if a.cold_repeat:
-        res["cold"] = cold(a.cold_repeat)
+        res.update(cold(a.cold_repeat, True))
+        res.update(cold(a.cold_repeat, False))
     if a.cluster:
         res["cluster"] = cluster(max(1, a.cold_repeat))
     if a.json:
         print(json.dumps(res))
         return
     print(f"{res['command']}  (load average {res['load_average']:.1f} on {res['cpus']} CPUs)")
-    for case in ("warm", "cold")[:1 + bool(a.cold_repeat)]:
+    for case in ("warm", "install", "cold", "uncompiled")[:1 + 3 * bool(a.cold_repeat)]:
         w, c = res[case]["wall"], res[case]["cpu"]
-        print(f"{case:5s} wall {w['median']:6.2f} s ({w['min']:.2f}..{w['max']:.2f})   "
+        print(f"{case:10s} wall {w['median']:6.2f} s ({w['min']:.2f}..{w['max']:.2f})   "
               f"cpu {c['median']:6.2f} s ({c['min']:.2f}..{c['max']:.2f})")
     for k, v in res.get("cluster", {}).items():
         print(f"LocalCluster(2) {k}: {v['median']:.2f} s ({v['min']:.2f}..{v['max']:.2f})")

@@ -3,8 +3,9 @@
 Importing `sim` chooses where Numba caches the compiled engine (`sim.engine`, `cache=True`):
 `$NUMBA_CACHE_DIR` when set, else `cache_root()/numba`, i.e. `$PSTAR_CACHE_DIR/numba`, or
 `$XDG_CACHE_HOME/pstar/numba`, or `~/.cache/pstar/numba`. A user folder, so that an install
-into a read-only site-packages still keeps its compiled engine; the first run on a machine
-compiles it (tens of seconds), every later run loads it. Set before `sim.engine` is compiled.
+into a read-only site-packages still keeps its compiled engine. An editable install compiles it
+there (`sim.precompile`); otherwise the first run on a machine does (tens of seconds), and every
+later run loads it. Set before `sim.engine` is compiled.
 """
 from __future__ import annotations
 
