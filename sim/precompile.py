@@ -1,17 +1,17 @@
 """Compile the cycle model's engine into Numba's cache, so that a later run loads it.
 
 Numba compiles `sim.engine` on its first use and keeps the result in the user's cache
-(`sim.numba_cache_dir()`): about 30 s for the serial engine and 70 s more for the parallel one
+(`sim.numba_cache_dir()`): about 35 s for the serial engine and 55 s more for the parallel one
 on a 2-core machine. An editable install (`pip install -e .`) runs this module at the end of the
 install (`build_backend/pstar_backend.py`), so the first `pstar sim` only loads the engine. Run
 it by hand after an install that skipped it (a wheel install, `PSTAR_PRECOMPILE=0`, a failure):
 
     python -m sim.precompile [--quiet]
 
-It simulates a 456-router PolarStar briefly with each routing, on one thread and (with two or
-more of Numba's threads) on two: the engine's argument types do not depend on the network's
-size, so every network then finds its engine compiled. The network is built, not read from or
-written to the user's network cache. Exit status 0 when done, 2 when the engine could not be compiled.
+It simulates a 456-router PolarStar briefly with three routings, on one thread and (with two
+or more of Numba's threads) on two: the engine's argument types do not depend on the network or
+the routing, so every run then finds its engine compiled. The network is built, not read from
+or written to the user's network cache. Exit status 0 when done, 2 when it failed.
 """
 from __future__ import annotations
 
