@@ -342,12 +342,16 @@ class TrafficGenerator(wiring.Component):
             gb = index_bits(E)
             d = scaled("draw_d", 0, 16, E - 1, 16)
             g = Signal(gb, name="draw_g")
+            # the shift pattern's destination and the pattern, registered from the status block's
+            # settings: read directly, its control register's net across the chip and the carry
+            # chains were net26's critical path into its routers' input buffers (seeds 1-3); a
+            # setting now applies from the next cycle (no packet sends in the cycle it is set)
             shifted = Signal(gb + 1, name="draw_shifted")
+            by_shift = Signal(gb, init=e, name="draw_g_shift")
+            use_shift = Signal(name="draw_use_shift")
             m.d.comb += shifted.eq(e + self.ctl.shift)
-            with m.If(self.ctl.pattern):
-                m.d.comb += g.eq(Mux(shifted >= E, shifted - E, shifted))
-            with m.Else():
-                m.d.comb += g.eq(d + (d >= e))
+            m.d.sync += [by_shift.eq(Mux(shifted >= E, shifted - E, shifted)), use_shift.eq(self.ctl.pattern)]
+            m.d.comb += g.eq(Mux(use_shift, by_shift, d + (d >= e)))
             pr = np.asarray(self.ep_router, dtype=np.int64)
             pl = np.asarray(self.ep_local, dtype=np.int64)
             per = np.bincount(pr)
