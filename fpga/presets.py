@@ -25,7 +25,7 @@ PRESETS_FILE = pathlib.Path(__file__).with_name("presets.toml")
 DESIGN_FIELDS = ("board", "design", "spec", "routing", "ports", "router", "id_input", "vcs", "depth", "flit_width")
 MEASURED_KEYS = {"fmax_mhz": float, "timing_met": bool, "seed": int, "lut4": int, "ff": int, "lutram": int,
                  "bram": int, "lc": int, "commit": str, "date": str, "minutes": float, "note": str,
-                 # a build at several seeds (`--seeds`): the fields above are the best seed's
+                 # a build at several seeds (`--seeds`): the fields above are the preset's own seed's
                  "seeds": str, "fmax_median_mhz": float, "fmax_min_mhz": float, "fmax_max_mhz": float,
                  "seeds_met": int}
 _FIELDS = {f.name: f for f in dataclasses.fields(FpgaConfig) if f.name != "build_dir"}
