@@ -345,7 +345,7 @@ class TrafficGenerator(wiring.Component):
             # the shift pattern's destination and the pattern, registered from the status block's
             # settings: read directly, its control register's net across the chip and the carry
             # chains were net26's critical path into its routers' input buffers (seeds 1-3); a
-            # setting now applies from the next cycle (no packet sends in the cycle it is set)
+            # setting applies a cycle later (settings are made while paused, status.py)
             shifted = Signal(gb + 1, name="draw_shifted")
             by_shift = Signal(gb, init=e, name="draw_g_shift")
             use_shift = Signal(name="draw_use_shift")
