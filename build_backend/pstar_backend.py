@@ -51,11 +51,11 @@ def build_editable(wheel_directory, config_settings=None, metadata_directory=Non
 
 def _precompile() -> None:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    code, why = None, ""
     try:
-        done = subprocess.run([sys.executable, "-m", "sim.precompile"], cwd=ROOT, env=env, timeout=TIMEOUT,
-                              check=False).returncode == 0
+        code = subprocess.run([sys.executable, "-m", "sim.precompile"], cwd=ROOT, env=env, timeout=TIMEOUT,
+                              check=False).returncode
     except (OSError, subprocess.SubprocessError) as e:
-        print(f"pstar: the engine was not precompiled ({e}); the first run compiles it", file=sys.stderr)
-        return
-    if not done:
-        print("pstar: the engine was not precompiled; the first run compiles it", file=sys.stderr)
+        why = f" ({e})"
+    if code not in (0, 2):              # 2: sim.precompile has said why in its own line
+        print(f"pstar: the engine was not precompiled{why}; the first run compiles it", file=sys.stderr)

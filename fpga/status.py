@@ -19,8 +19,7 @@ bytes; other bytes are ignored. The block answers only 'R'.
 
 Settings change nothing already queued: pattern and shift apply when a packet starts sending
 (the generators read them a cycle after they are set), so change them while paused with the
-network drained. At reset: paused, load 0, pattern 0,
-shift 0, budget 0, back-pressure 0.
+network drained. At reset: paused, load 0, pattern 0, shift 0, budget 0, back-pressure 0.
 
 Report frame, all fields big-endian:
 
