@@ -14,8 +14,9 @@ traffic generators and checkers on every port, fpga/tops.py) at a 100 MHz constr
   (`--id-input`: one design for every router, a table unit is a loadable RAM). The whole router
   at those P is the router family's business (and at P = 16 it does not fit the 85F).
 
-Every point is built with FpgaConfig's defaults for what it does not set (the one-cycle router),
-or with a preset's build options (`preset`, `pstar fpga sweep --preset NAME`) and the flags given.
+Every point is built with a preset's build options (`pstar fpga sweep --preset NAME`; by default
+the board's default router preset, the one `pstar fpga build` starts from: target-100mhz, the
+pipelined router) and the flags given; each point keeps its own design and sizes.
 
 Results are appended to OUT.json as each point finishes (a rerun skips the points already there
 unless named in `only`), and OUT.md / OUT.png are rewritten from all of them. A router point
@@ -35,6 +36,7 @@ from topologies.errors import ParameterError
 
 from .build import FpgaConfig, build, check_placer, check_pnr_margin, check_pnr_router, source_commit, validate
 
+BOARD = "ulx3s-85f"
 PORT_SPECS = {4: "polarstar:q=2,supernode=iq,degree=0", 8: "polarstar:q=3,supernode=iq,degree=3",
               16: "polarstar:q=11,supernode=iq,degree=3"}
 UNIT_QS = (3, 5, 7, 11)
@@ -49,14 +51,14 @@ def points(quick: bool = False) -> dict:
             for B in (4, 8):
                 for W in (32, 64):
                     pts[f"router-P{P}-V{V}-B{B}-W{W}"] = FpgaConfig(
-                        board="ulx3s-85f", design="router", spec=spec, routing="polarstar", ports=P, vcs=V,
+                        board=BOARD, design="router", spec=spec, routing="polarstar", ports=P, vcs=V,
                         depth=B, flit_width=W)
     for q in UNIT_QS:
         for unit in ("polarstar", "min"):
             spec = f"polarstar:q={q},supernode=iq,degree=3"
             for suffix, generic in (("", False), ("-id", True)):
                 pts[f"unit-{unit}-q{q}{suffix}"] = FpgaConfig(
-                    board="ulx3s-85f", design="unit", spec=spec, routing=unit, ports=q + 1 + 3 + 1, vcs=4, depth=8,
+                    board=BOARD, design="unit", spec=spec, routing=unit, ports=q + 1 + 3 + 1, vcs=4, depth=8,
                     flit_width=32, id_input=generic)
     if quick:
         keep = ("router-P4-V2-B4-W32", "router-P4-V4-B8-W64", "unit-polarstar-q3", "unit-min-q3")
@@ -66,9 +68,11 @@ def points(quick: bool = False) -> dict:
 
 def sweep_options(preset: str | None = None, **flow) -> dict:
     """The FpgaConfig fields every point takes: the preset's options (how a design is built, not
-    which: fpga.presets.DESIGN_FIELDS stay each point's), then `flow` (fields set on the command
-    line; None: not given), checked on a small point before anything is built."""
+    which: fpga.presets.DESIGN_FIELDS stay each point's; no preset: the board's default router
+    preset, `default_preset`), then `flow` (fields set on the command line; None: not given),
+    checked on a small point before anything is built."""
     from .presets import DESIGN_FIELDS, get
+    preset = preset or default_preset()
     opts = get(preset).options() if preset else {}
     opts.update({k: v for k, v in flow.items() if v is not None})
     bad = [k for k in opts if k in DESIGN_FIELDS or k not in FpgaConfig.__dataclass_fields__ or k == "build_dir"]
@@ -81,12 +85,19 @@ def sweep_options(preset: str | None = None, **flow) -> dict:
     return opts
 
 
+def default_preset() -> str | None:
+    """The preset a sweep takes its build options from when none is named: the one `pstar fpga
+    build` starts a router from on the sweep's board (fpga/presets.toml, `[defaults]`)."""
+    from .presets import default_for
+    return default_for(BOARD, "router")
+
+
 def run_sweep(quick: bool = False, out: str = OUT, only: str | None = None, no_build: bool = False,
               progress: bool = True, preset: str | None = None, seeds=None, **flow) -> list[dict]:
     """Build the missing points (or those named in `only`) and rewrite OUT.md / OUT.png;
     `no_build`: only rewrite the table and the plot from OUT.json; `progress`: say each point and
     each build step on stderr; `preset` and `flow` (pnr_router=, placer=, wide_luts=, ...): the
-    build options of every point (`sweep_options`), FpgaConfig's defaults for the rest; `seeds`
+    build options of every point (`sweep_options`; no preset: `default_preset`); `seeds`
     (an `fpga.seeds.SeedRun`): each point placed and routed at every seed, its row with the
     median, min and max Fmax."""
     opts = sweep_options(preset, **flow)     # before any point is built, not as an error row in every point
@@ -318,4 +329,4 @@ def plot(rows: list[dict], path: pathlib.Path) -> None:
     plt.close(fig)
 
 
-__all__ = ["OUT", "implied_misfit", "markdown", "points", "record", "run_sweep", "sweep_options", "table_rows"]
+__all__ = ["BOARD", "OUT", "default_preset", "implied_misfit", "markdown", "points", "record", "run_sweep", "sweep_options", "table_rows"]
