@@ -14,8 +14,9 @@ traffic generators and checkers on every port, fpga/tops.py) at a 100 MHz constr
   (`--id-input`: one design for every router, a table unit is a loadable RAM). The whole router
   at those P is the router family's business (and at P = 16 it does not fit the 85F).
 
-Every point is built with FpgaConfig's defaults for what it does not set (the one-cycle router),
-or with a preset's build options (`preset`, `pstar fpga sweep --preset NAME`) and the flags given.
+Every point is built with a preset's build options (`pstar fpga sweep --preset NAME`; by default
+the board's default router preset, the one `pstar fpga build` starts from: target-100mhz, the
+pipelined router) and the flags given; each point keeps its own design and sizes.
 
 Results are appended to OUT.json as each point finishes (a rerun skips the points already there
 unless named in `only`), and OUT.md / OUT.png are rewritten from all of them. A router point
@@ -35,6 +36,7 @@ from topologies.errors import ParameterError
 
 from .build import FpgaConfig, build, check_placer, check_pnr_margin, check_pnr_router, source_commit, validate
 
+BOARD = "ulx3s-85f"
 PORT_SPECS = {4: "polarstar:q=2,supernode=iq,degree=0", 8: "polarstar:q=3,supernode=iq,degree=3",
               16: "polarstar:q=11,supernode=iq,degree=3"}
 UNIT_QS = (3, 5, 7, 11)
@@ -49,14 +51,14 @@ def points(quick: bool = False) -> dict:
             for B in (4, 8):
                 for W in (32, 64):
                     pts[f"router-P{P}-V{V}-B{B}-W{W}"] = FpgaConfig(
-                        board="ulx3s-85f", design="router", spec=spec, routing="polarstar", ports=P, vcs=V,
+                        board=BOARD, design="router", spec=spec, routing="polarstar", ports=P, vcs=V,
                         depth=B, flit_width=W)
     for q in UNIT_QS:
         for unit in ("polarstar", "min"):
             spec = f"polarstar:q={q},supernode=iq,degree=3"
             for suffix, generic in (("", False), ("-id", True)):
                 pts[f"unit-{unit}-q{q}{suffix}"] = FpgaConfig(
-                    board="ulx3s-85f", design="unit", spec=spec, routing=unit, ports=q + 1 + 3 + 1, vcs=4, depth=8,
+                    board=BOARD, design="unit", spec=spec, routing=unit, ports=q + 1 + 3 + 1, vcs=4, depth=8,
                     flit_width=32, id_input=generic)
     if quick:
         keep = ("router-P4-V2-B4-W32", "router-P4-V4-B8-W64", "unit-polarstar-q3", "unit-min-q3")
@@ -66,9 +68,11 @@ def points(quick: bool = False) -> dict:
 
 def sweep_options(preset: str | None = None, **flow) -> dict:
     """The FpgaConfig fields every point takes: the preset's options (how a design is built, not
-    which: fpga.presets.DESIGN_FIELDS stay each point's), then `flow` (fields set on the command
-    line; None: not given), checked on a small point before anything is built."""
+    which: fpga.presets.DESIGN_FIELDS stay each point's; no preset: the board's default router
+    preset, `default_preset`), then `flow` (fields set on the command line; None: not given),
+    checked on a small point before anything is built."""
     from .presets import DESIGN_FIELDS, get
+    preset = preset or default_preset()
     opts = get(preset).options() if preset else {}
     opts.update({k: v for k, v in flow.items() if v is not None})
     bad = [k for k in opts if k in DESIGN_FIELDS or k not in FpgaConfig.__dataclass_fields__ or k == "build_dir"]
@@ -81,12 +85,19 @@ def sweep_options(preset: str | None = None, **flow) -> dict:
     return opts
 
 
+def default_preset() -> str | None:
+    """The preset a sweep takes its build options from when none is named: the one `pstar fpga
+    build` starts a router from on the sweep's board (fpga/presets.toml, `[defaults]`)."""
+    from .presets import default_for
+    return default_for(BOARD, "router")
+
+
 def run_sweep(quick: bool = False, out: str = OUT, only: str | None = None, no_build: bool = False,
               progress: bool = True, preset: str | None = None, seeds=None, **flow) -> list[dict]:
     """Build the missing points (or those named in `only`) and rewrite OUT.md / OUT.png;
     `no_build`: only rewrite the table and the plot from OUT.json; `progress`: say each point and
     each build step on stderr; `preset` and `flow` (pnr_router=, placer=, wide_luts=, ...): the
-    build options of every point (`sweep_options`), FpgaConfig's defaults for the rest; `seeds`
+    build options of every point (`sweep_options`; no preset: `default_preset`); `seeds`
     (an `fpga.seeds.SeedRun`): each point placed and routed at every seed, its row with the
     median, min and max Fmax."""
     opts = sweep_options(preset, **flow)     # before any point is built, not as an error row in every point
@@ -233,80 +244,89 @@ def _fmax(row: dict) -> str:
     return str(row.get("fmax_mhz", ""))
 
 
+def _fmax_span(row: dict) -> tuple[float, float, float]:
+    """(value, below, above) of a row's Fmax for an error bar: over several seeds the median and
+    its distance to the min and max, else the one build's Fmax."""
+    v = _fmax_value(row)
+    return v, v - row.get("fmax_min_mhz", v), row.get("fmax_max_mhz", v) - v
+
+
+def _needed_lut4(row: dict) -> int | None:
+    need = re.search(r"LUT4: (\d+) needed", row.get("error", ""))
+    return int(need.group(1)) if need else None
+
+
+def _series(ax_area, ax_fmax, label, pts, misfits, style):
+    """One line in each panel: pts (x, row) measured, misfits (x, LUT4 needed) as x marks in the
+    line's colour on the area panel (a line with no measured point keeps its colour and label)."""
+    pts, misfits = sorted(pts, key=lambda p: p[0]), sorted(misfits)
+    ls, mk = style
+    if pts:
+        line, = ax_area.plot([x for x, _ in pts], [r["lut4"] for _, r in pts], ls, marker=mk, label=label)
+        spans = [_fmax_span(r) for _, r in pts]
+        ax_fmax.errorbar([x for x, _ in pts], [v for v, _, _ in spans], yerr=[[b for _, b, _ in spans],
+                         [a for _, _, a in spans]], fmt=ls, marker=mk, color=line.get_color(), capsize=3, label=label)
+        color = line.get_color()
+    else:
+        color = ax_area.plot([], [], ls, marker=mk, label=label)[0].get_color()
+    for x, need in misfits:
+        ax_area.plot([x], [need], "x", color=color, markersize=9, mew=2)
+
+
+def _finish(ax_area, ax_fmax, xlabel, area_title, fmax_title, any_misfit):
+    ax_area.axhline(ECP5_85F_LUTS, color="grey", lw=0.8, ls=":", label="ECP5-85F (83,640 LUT4)")
+    if any_misfit:
+        ax_area.plot([], [], "kx", markersize=9, mew=2, label="does not fit (LUT4 needed)")
+    ax_area.set_yscale("log")
+    ax_area.set_ylabel("LUT4 (TRELLIS_COMB)")
+    ax_fmax.set_ylabel("Fmax (MHz): median, bar min..max of the seeds")
+    ax_fmax.set_ylim(bottom=0)
+    for ax, title in ((ax_area, area_title), (ax_fmax, fmax_title)):
+        ax.set_xlabel(xlabel)
+        ax.set_title(title)
+        ax.grid(True, alpha=0.3)
+    handles, labels = ax_area.get_legend_handles_labels()
+    if handles:
+        ax_fmax.legend(handles, labels, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
+
+
 def plot(rows: list[dict], path: pathlib.Path) -> None:
+    """Two rows of panels: the router points (area and Fmax against P, a line per V, B, W), then
+    the routing units (against q, a line per unit and id kind); each legend beside its row, every
+    point that does not fit an x at the LUT4 it needed, Fmax as median with min..max bars."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    ok = [r for r in rows if "error" not in r]
-    fig, (a1, a3, a2) = plt.subplots(1, 3, figsize=(16, 4.5))
-    routers = [r for r in ok if r["name"].startswith("router-")]
+    fig, ((r_area, r_fmax), (u_area, u_fmax)) = plt.subplots(2, 2, figsize=(13, 9))
+    routers = {n: r for r in rows if (n := _router_size(r["name"]))}
+    misfit = [(size, need) for size, r in routers.items() if _misfit(r) and (need := _needed_lut4(r))]
     for V in (2, 4):
         for W, mk in ((32, "o"), (64, "s")):
             for B, ls in ((4, ":"), (8, "-")):
-                pts = sorted((r["ports"], r["lut4"], _fmax_value(r)) for r in routers
-                             if r["vcs"] == V and r["flit_width"] == W and r["depth"] == B)
-                if pts:
-                    label = f"V={V} B={B} W={W}"
-                    a1.plot([p[0] for p in pts], [p[1] for p in pts], ls, marker=mk, label=label)
-                    a3.plot([p[0] for p in pts], [p[2] for p in pts], ls, marker=mk, label=label)
-    misfits = [(_router_size(r["name"])[0], int(need.group(1)), r["name"]) for r in rows
-               if _router_size(r["name"]) and _misfit(r) and (need := re.search(r"LUT4: (\d+) needed", r["error"]))]
-    ports = sorted({r["ports"] for r in routers} | {P for P, _, _ in misfits})
-    for ax in (a1, a3):
-        ax.set_xlabel("router ports P")
+                pts = [(s[0], r) for s, r in routers.items() if s[1:] == (V, B, W) and "error" not in r]
+                _series(r_area, r_fmax, f"V={V} B={B} W={W}", pts,
+                        [(s[0], need) for s, need in misfit if s[1:] == (V, B, W)], (ls, mk))
+    ports = sorted({s[0] for s in routers}) or [4]
+    for ax in (r_area, r_fmax):
         ax.set_xscale("log", base=2)
-        ax.set_xticks(ports or [4], [str(p) for p in ports] or ["4"])
+        ax.set_xticks(ports, [str(p) for p in ports])
         ax.minorticks_off()
-        if routers:
-            ax.legend(fontsize=7)
-    a1.set_ylabel("LUT4 (ECP5-85F)")
-    a1.set_yscale("log")
-    a1.set_title("Router with traffic harness: area")
-    a3.set_ylabel("Fmax (MHz, nextpnr, 100 MHz constraint)")
-    a3.set_ylim(bottom=0)
-    a3.set_title("Router with traffic harness: Fmax")
-    units = [r for r in ok if r["name"].startswith("unit-")]
+    _finish(r_area, r_fmax, "router ports P", "Router with traffic harness: area", "Router with traffic harness: Fmax",
+            bool(misfit))
+    units = [r for r in rows if r["name"].startswith("unit-")]
     for unit, generic, mk, ls in (("polarstar", False, "o", "-"), ("min", False, "s", "-"),
                                   ("polarstar", True, "o", "--"), ("min", True, "s", "--")):
-        pts = sorted((_unit_q(r["name"]), r["lut4"], _fmax_value(r)) for r in units
-                     if r["routing"] == unit and bool(r.get("id_input")) == generic)
-        if pts:
-            label = ("arithmetic PolarStar unit" if unit == "polarstar" else "table unit (min)") + \
-                (", id input" if generic else ", constant id")
-            a2.plot([p[0] for p in pts], [p[1] for p in pts], ls, marker=mk, label=label)
-            for q, lut, f in pts:
-                a2.annotate(f"{f:.0f} MHz", (q, lut), fontsize=7, textcoords="offset points", xytext=(4, 4))
-    if units:
-        a2.axhline(ECP5_85F_LUTS, color="grey", lw=0.8, ls=":")
-        a2.annotate("ECP5-85F", (3, ECP5_85F_LUTS), fontsize=7, color="grey", textcoords="offset points",
-                    xytext=(0, 3))
-    for P, need, name in misfits:   # a measured router that does not fit: an x at the LUT4 it needed
-        a1.plot([P], [need], "kx", markersize=8)
-        a1.annotate(f"{name[7:]}: does not fit", (P, need), fontsize=7, textcoords="offset points", xytext=(-110, -3))
-    if routers or misfits:
-        a1.axhline(ECP5_85F_LUTS, color="grey", lw=0.8, ls=":")
-        a1.annotate("ECP5-85F", (ports[0] if ports else 4, ECP5_85F_LUTS), fontsize=7, color="grey",
-                    textcoords="offset points", xytext=(0, 3))
-    for r in rows:                  # a unit that does not fit: an x at the LUT4 it needed
-        need = re.search(r"LUT4: (\d+) needed", r.get("error", ""))
-        if r["name"].startswith("unit-") and need:
-            q = _unit_q(r["name"])
-            a2.plot([q], [int(need.group(1))], "kx", markersize=8)
-            a2.annotate("does not fit", (q, int(need.group(1))), fontsize=7, textcoords="offset points",
-                        xytext=(-60, -3))
-    a2.set_xlabel("PolarStar q (IQ d'=3): routers = 8(q²+q+1)")
-    a2.set_ylabel("LUT4 of the unit (q + 5 lanes)")
-    a2.set_yscale("log")
-    a2.set_title("Routing unit: arithmetic vs table")
-    if units:
-        a2.legend(fontsize=8)
-    else:
-        a2.text(0.5, 0.5, "no unit-* point built yet\n(pstar fpga sweep --only unit-polarstar-q3,...)",
-                ha="center", va="center", transform=a2.transAxes, fontsize=9)
+        mine = [r for r in units if r["name"].split("-")[1] == unit and r["name"].endswith("-id") == generic]
+        label = ("arithmetic PolarStar unit" if unit == "polarstar" else "table unit (min)") + \
+            (", id input" if generic else ", constant id")
+        _series(u_area, u_fmax, label, [(_unit_q(r["name"]), r) for r in mine if "error" not in r],
+                [(_unit_q(r["name"]), need) for r in mine if (need := _needed_lut4(r))], (ls, mk))
+    _finish(u_area, u_fmax, "PolarStar q (IQ d'=3): routers = 8(q²+q+1)", "Routing unit (q + 5 lanes): area",
+            "Routing unit: Fmax", any(_needed_lut4(r) for r in units))
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
-__all__ = ["OUT", "implied_misfit", "markdown", "points", "record", "run_sweep", "sweep_options", "table_rows"]
+__all__ = ["BOARD", "OUT", "default_preset", "implied_misfit", "markdown", "points", "record", "run_sweep", "sweep_options", "table_rows"]

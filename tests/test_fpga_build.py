@@ -351,6 +351,17 @@ def test_sweep_points_table_and_plot(tmp_path):
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_sweep_takes_the_board_default_preset():
+    """Without --preset every point is built with the options `pstar fpga build` starts a router
+    from on the board; a named preset or a flag replaces them."""
+    from fpga.presets import default_for, get
+    from fpga.sweep import BOARD, sweep_options
+    name = default_for(BOARD, "router")
+    assert name is not None and sweep_options() == get(name).options()
+    assert sweep_options("target-onecycle") == get("target-onecycle").options() != sweep_options()
+    assert sweep_options(pnr_router="router2") == dict(get(name).options(), pnr_router="router2")
+
+
 def test_sweep_skips_points_a_measured_misfit_implies(tmp_path, monkeypatch):
     """A router point with the same P and no fewer VCs, no shallower buffers and no narrower flits
     than a measured "does not fit" is not built; its row names that point; other points are."""

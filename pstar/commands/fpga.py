@@ -120,8 +120,9 @@ def add_parser(sub):
     s.add_argument("--out", default=OUT, help=f"write OUT.json, OUT.md and OUT.png (default {OUT})")
     s.add_argument("--only", default=None, help="comma-separated point names to (re)build")
     s.add_argument("--no-build", action="store_true", help="build nothing: rewrite OUT.md and OUT.png from OUT.json")
-    _preset_flag(s, " (its options only: pipeline, flits, synthesis, placement, seed; each point keeps its "
-                    "own SPEC and sizes)")
+    from fpga.sweep import default_preset
+    _preset_flag(s, f" (its options only: pipeline, flits, synthesis, placement, seed; each point keeps its "
+                    f"own SPEC and sizes; default: {default_preset() or 'none'}, the board's router default)")
     add_build_arguments(s, SWEEP_FLAGS)
     _seed_flags(s, " each point")
     add_quiet(s)
