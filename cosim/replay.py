@@ -141,6 +141,7 @@ class ReplayRTL:
     def __init__(self, exe: str, E: int, W: int, vb: int, load_bits: int, threads: int = 1):
         self.nw = (W + 31) // 32
         self.lw = (load_bits + 31) // 32
+        self.pending = False                               # a chunk submitted and not collected
         self.proc = subprocess.Popen([exe, str(E), str(W), str(vb), str(load_bits)], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, env={**os.environ, "PS_THREADS": str(int(threads))})
 
@@ -153,6 +154,7 @@ class ReplayRTL:
         rec = np.zeros(len(cyc), dtype=[("c", "<i4"), ("e", "<i4"), ("w", "<u4", (self.nw,))])
         rec["c"], rec["e"], rec["w"] = cyc, ep, words
         self._send(b"R" + np.array([t0, cycles, len(cyc)], dtype="<i8").tobytes() + rec.tobytes())
+        self.pending = True
 
     def collect(self):
         """(ejections, credits, drops) of the chunk last submitted."""
@@ -161,6 +163,7 @@ class ReplayRTL:
                            dtype=[("c", "<i4"), ("e", "<i4"), ("w", "<u4", (self.nw,))])
         cr = np.frombuffer(self._read(int(nc) * 12), dtype="<i4").reshape(-1, 3)
         dr = np.frombuffer(self._read(int(nd) * 8), dtype="<i4").reshape(-1, 2)
+        self.pending = False
         return ej, cr, dr
 
     def run(self, t0: int, cycles: int, cyc: np.ndarray, ep: np.ndarray, words: np.ndarray):
@@ -168,6 +171,11 @@ class ReplayRTL:
         return self.collect()
 
     def close(self):
+        """Quit the harness; one still simulating a chunk whose answer nobody will read (the
+        replay stopped at a mismatch) is killed instead: it could block writing that answer."""
+        if self.pending and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=30)
         if self.proc.poll() is None:
             try:
                 self.proc.stdin.write(b"Q")
@@ -239,8 +247,9 @@ class _Chunk:
 
 class _Lockstep:
     """The model and the RTL of one replay. The model runs a chunk ahead: while the Verilated
-    harness (its own process) simulates chunk k, the model computes chunk k + 1, so a replay
-    costs about max(model, RTL) per chunk instead of their sum."""
+    harness (its own process) simulates chunk k, the model computes chunk k + 1, and the check of
+    chunk k runs while the harness simulates chunk k + 1, so a replay costs about
+    max(model + check, RTL) per chunk instead of their sum."""
 
     def __init__(self, model, cfg: dict, flits: Flits, tamper=None):
         self.model, self.cfg, self.flits, self.tamper = model, cfg, flits, tamper
@@ -421,8 +430,11 @@ def replay(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: in
         sent = None                                       # the chunk the RTL is simulating
         for bounds in itertools.chain(_chunk_bounds(model, cycles, chunk, drain), [None]):
             nxt = ls.run_model(*bounds) if bounds is not None else None    # overlaps the RTL's chunk
+            answer = rtl.collect() if sent is not None else None
+            if nxt is not None:           # the RTL's next chunk overlaps this one's check
+                rtl.submit(nxt.t0, nxt.t1 - nxt.t0, nxt.inj_cycle, nxt.inj_ep, nxt.words)
             if sent is not None:
-                mismatch = ls.check(sent, *rtl.collect())
+                mismatch = ls.check(sent, *answer)
                 if mismatch:
                     break
                 t_done = sent.t1
@@ -431,8 +443,6 @@ def replay(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: in
                     el = time.perf_counter() - t_start
                     progress(f"{routing} on {net.num_routers} routers: cycle {t_done}/{cycles}, "
                              f"{ls.ejects.count} flits match, {t_done / el:.0f} cycles/s")
-            if nxt is not None:
-                rtl.submit(nxt.t0, nxt.t1 - nxt.t0, nxt.inj_cycle, nxt.inj_ep, nxt.words)
             sent = nxt
     finally:
         if rtl is not None:
