@@ -34,6 +34,7 @@ import sys
 
 from topologies.errors import ParameterError
 
+from . import build as build_module
 from .build import FpgaConfig, build, check_placer, check_pnr_margin, check_pnr_router, source_commit, validate
 
 BOARD = "ulx3s-85f"
@@ -123,8 +124,11 @@ def run_sweep(quick: bool = False, out: str = OUT, only: str | None = None, no_b
             continue
         commit = source_commit()
         try:
-            rep = build(pts[name], progress=progress, seeds=seeds)
+            cfg = fit_lean_header(pts[name])
+            rep = build(cfg, progress=progress, seeds=seeds)
             rep.pop("utilization", None)
+            if cfg.packet_id_bits != pts[name].packet_id_bits:
+                rep.update(packet_id_bits=cfg.packet_id_bits, packet_ids_cut_from=pts[name].packet_id_bits)
         except ParameterError as e:
             rep = {"error": str(e), "commit": commit}
         rep["name"] = name
@@ -133,6 +137,25 @@ def run_sweep(quick: bool = False, out: str = OUT, only: str | None = None, no_b
     out.with_suffix(".md").write_text(markdown(rows) + "\n")
     plot(rows, out.with_suffix(".png"))
     return rows
+
+
+MIN_PACKET_ID_BITS = 8
+
+
+def fit_lean_header(cfg: FpgaConfig) -> FpgaConfig:
+    """`cfg`, or with lean flits whose header does not fit the flit width (7-bit router ids and
+    16-bit packet ids need 34 bits; the 32-bit points at P = 8 and 16 have 32) the same point
+    with the longest packet id that fits, down to MIN_PACKET_ID_BITS: the packet id only tells
+    the checkers' packets apart, and wraps sooner. Any other error is raised (a dry run's)."""
+    for bits in range(cfg.packet_id_bits, MIN_PACKET_ID_BITS - 1, -1):
+        candidate = dataclasses.replace(cfg, packet_id_bits=bits)
+        try:
+            build_module.build(candidate, dry_run=True)      # checks the flit layout too, in seconds
+            return candidate
+        except ParameterError as e:
+            if cfg.flit != "lean" or "flit=lean: the header" not in str(e):
+                raise
+    return cfg
 
 
 def record(path: pathlib.Path, name: str, row: dict) -> dict:
@@ -223,8 +246,9 @@ def markdown(rows: list[dict]) -> str:
             rid = "input" if r.get("id_input") else "constant"
             ulines.append(f"| {r['name']} | {kind} | {rid} | {r.get('network_routers', '')} | {r.get('lanes', '')} | {tail}")
         else:
+            cut = f" ({r['packet_id_bits']}-bit packet ids)" if "packet_ids_cut_from" in r else ""
             lines.append(f"| {r['name']} | {r['routing']} | {r['ports']} | {r['vcs']} | {r['depth']} | "
-                         f"{r['flit_width']} | {r.get('flit_bits', '')} | {tail}")
+                         f"{r['flit_width']} | {r.get('flit_bits', '')}{cut} | {tail}")
     out = "\n".join(lines)
     if len(ulines) > 1:
         out += "\n\nRouting unit alone (`--design unit`: query registers -> unit -> signature register; one lane per router port):\n\n" + "\n".join(ulines)
@@ -329,4 +353,4 @@ def plot(rows: list[dict], path: pathlib.Path) -> None:
     plt.close(fig)
 
 
-__all__ = ["BOARD", "OUT", "default_preset", "implied_misfit", "markdown", "points", "record", "run_sweep", "sweep_options", "table_rows"]
+__all__ = ["BOARD", "OUT", "default_preset", "fit_lean_header", "implied_misfit", "markdown", "points", "record", "run_sweep", "sweep_options", "table_rows"]

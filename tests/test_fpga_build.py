@@ -362,6 +362,41 @@ def test_sweep_takes_the_board_default_preset():
     assert sweep_options(pnr_router="router2") == dict(get(name).options(), pnr_router="router2")
 
 
+def test_sweep_fits_a_lean_header_by_shortening_packet_ids(tmp_path, monkeypatch):
+    """A 32-bit lean flit cannot hold 7-bit router ids and 16-bit packet ids (34 bits): the sweep
+    builds that point with the longest packet id that fits, and its row says so; points that fit,
+    and other errors, are left alone."""
+    from fpga.sweep import fit_lean_header, markdown, points, sweep_options
+    opts = sweep_options("target-100mhz")
+    pts = {n: dataclasses.replace(c, **opts) for n, c in points().items()}
+    p8 = pts["router-P8-V2-B4-W32"]
+    assert p8.flit == "lean" and p8.packet_id_bits == 16
+    with pytest.raises(ParameterError, match="does not fit the 32 payload bits"):
+        build(p8, dry_run=True)
+    fitted = fit_lean_header(p8)
+    assert fitted.packet_id_bits == 14 and dataclasses.replace(fitted, packet_id_bits=16) == p8
+    assert build(fitted, dry_run=True)["flit_bits"] == 32 + 1 + 1 + 1     # head, tail, vc beside the data
+    with pytest.raises(ParameterError, match="does not fit"):
+        build(dataclasses.replace(fitted, packet_id_bits=15), dry_run=True)      # 14 is the longest
+    for name in ("router-P4-V2-B4-W32", "router-P8-V2-B4-W64"):
+        assert fit_lean_header(pts[name]) == pts[name]
+    with pytest.raises(ParameterError, match="vcs"):
+        fit_lean_header(dataclasses.replace(p8, vcs=0))
+    row = dict(name="router-P8-V2-B4-W32", routing="polarstar", ports=8, vcs=2, depth=4, flit_width=32,
+               flit_bits=38, lut4=1, ff=1, bram=0, lutram=0, fmax_mhz=99.0, packet_id_bits=14,
+               packet_ids_cut_from=16)
+    assert "| 32 | 38 (14-bit packet ids) |" in markdown([row])
+    import fpga.sweep as sweep
+    built = []
+    monkeypatch.setattr(sweep, "build", lambda cfg, progress=True, seeds=None: built.append(cfg) or
+                        dict(row, packet_id_bits=16, packet_ids_cut_from=None))     # what a build would not say
+    monkeypatch.setattr(sweep, "plot", lambda rows, path: None)
+    rows = sweep.run_sweep(out=str(tmp_path / "s"), only="router-P8-V2-B4-W32", preset="target-100mhz")
+    assert [c.packet_id_bits for c in built] == [14]
+    assert rows[[r["name"] for r in rows].index("router-P8-V2-B4-W32")]["packet_ids_cut_from"] == 16
+    assert "packet ids" not in markdown([{k: v for k, v in row.items() if k != "packet_ids_cut_from"}])
+
+
 def test_sweep_skips_points_a_measured_misfit_implies(tmp_path, monkeypatch):
     """A router point with the same P and no fewer VCs, no shallower buffers and no narrower flits
     than a measured "does not fit" is not built; its row names that point; other points are."""
