@@ -298,10 +298,14 @@ def _series(ax_area, ax_fmax, label, pts, misfits, style):
 
 
 def _finish(ax_area, ax_fmax, xlabel, area_title, fmax_title, any_misfit):
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
     ax_area.axhline(ECP5_85F_LUTS, color="grey", lw=0.8, ls=":", label="ECP5-85F (83,640 LUT4)")
     if any_misfit:
         ax_area.plot([], [], "kx", markersize=9, mew=2, label="does not fit (LUT4 needed)")
     ax_area.set_yscale("log")
+    ax_area.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax_area.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+    ax_area.yaxis.set_minor_formatter(NullFormatter())
     ax_area.set_ylabel("LUT4 (TRELLIS_COMB)")
     ax_fmax.set_ylabel("Fmax (MHz): median, bar min..max of the seeds")
     ax_fmax.set_ylim(bottom=0)
@@ -348,6 +352,11 @@ def plot(rows: list[dict], path: pathlib.Path) -> None:
                 [(_unit_q(r["name"]), need) for r in mine if (need := _needed_lut4(r))], (ls, mk))
     _finish(u_area, u_fmax, "PolarStar q (IQ d'=3): routers = 8(q²+q+1)", "Routing unit (q + 5 lanes): area",
             "Routing unit: Fmax", any(_needed_lut4(r) for r in units))
+    for ax in (u_area, u_fmax):
+        ax.set_xticks(UNIT_QS, [str(q) for q in UNIT_QS])
+        if not any("error" not in r or _needed_lut4(r) for r in units):
+            ax.text(0.5, 0.5, "no routing-unit point built yet\n(pstar fpga sweep --only unit-polarstar-q3,...)",
+                    ha="center", va="center", transform=ax.transAxes, fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
