@@ -261,10 +261,13 @@ def _fmax_value(row: dict) -> float:
 
 
 def _fmax(row: dict) -> str:
-    """A row's Fmax cell: its build's, or over several seeds the median (min–max, seeds)."""
+    """A row's Fmax cell: its build's, or over several seeds the median (min–max, seeds; a seed
+    not routed in its time counts as 0 MHz, and the cell says how many routed)."""
     if "fmax_median_mhz" in row:
+        routed = row.get("seeds_routed", row["seeds_run"])
+        unrouted = f", {routed} routed: the others count as 0" if routed < row["seeds_run"] else ""
         return (f"{row['fmax_median_mhz']} ({row['fmax_min_mhz']}–{row['fmax_max_mhz']}, "
-                f"{row['seeds_run']} seeds)")
+                f"{row['seeds_run']} seeds{unrouted})")
     return str(row.get("fmax_mhz", ""))
 
 

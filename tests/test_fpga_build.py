@@ -466,6 +466,8 @@ def test_sweep_places_every_point_at_the_seeds(tmp_path, monkeypatch, capsys):
     rows = sweep.run_sweep(out=str(tmp_path / "s"), only="router-P4-V2-B4-W32", seeds=run)
     assert got == [run] and plotted == [88.1]
     assert "| 88.1 (80.2–99.0, 3 seeds) | router1 |" in sweep.markdown(rows)
+    one_stopped = dict(rows[0], seeds_routed=2, fmax_min_mhz=0.0)
+    assert "| 88.1 (0.0–99.0, 3 seeds, 2 routed: the others count as 0) |" in sweep.markdown([one_stopped])
     assert json.loads((tmp_path / "s.json").read_text())["router-P4-V2-B4-W32"]["fmax_median_mhz"] == 88.1
     capsys.readouterr()
     for argv in (["--seeds", "1-3", "--no-build"], ["--jobs", "2"]):
