@@ -410,6 +410,9 @@ def test_sweep_skips_points_a_measured_misfit_implies(tmp_path, monkeypatch):
     done["router-P16-V2-B8-W32"] = {"name": "router-P16-V2-B8-W32", "error": miss}
     done["router-P8-V4-B4-W32"] = {"name": "router-P8-V4-B4-W32", "error": "nextpnr: no route (log: x)"}
     assert sweep.implied_misfit("router-P16-V4-B8-W64", done) == "router-P16-V2-B8-W32"
+    done["router-P8-V2-B4-W32"] = {"name": "router-P8-V2-B4-W32", "error": "flit=lean: the header (34 bits: ...) "
+                                   "does not fit the 32 payload bits; use a flit width >= 34"}
+    assert sweep.implied_misfit("router-P8-V4-B8-W64", done) is None      # not the device overflowing
     assert sweep.implied_misfit("router-P16-V2-B8-W64", done) == "router-P16-V2-B8-W32"
     for n in ("router-P16-V2-B4-W32", "router-P16-V4-B4-W64", "router-P16-V2-B8-W32", "router-P8-V4-B8-W64",
               "unit-min-q3", "router-P4-V2-B8-W32"):
