@@ -3,8 +3,8 @@ of `fpga.tops`, synthesized for the ECP5 by Yosys with its hierarchy kept, and i
 per component of hdl/router.py.
 
 The router is built exactly as the `router` design builds it (`NetworkPlan.make_router`, constant
-id), so the figures are those of one router of SPEC with P ports, V VCs, B-deep buffers and
-W-bit flit data. With the hierarchy kept, Yosys cannot optimize across component boundaries, so
+id; with a minimal unit, without u-turn paths, as in a network), so the figures are those of one
+router of SPEC with P ports, V VCs, B-deep buffers and W-bit flit data. With the hierarchy kept, Yosys cannot optimize across component boundaries, so
 the total differs from (mostly exceeds) a flattened synthesis's. That one is run too, in
 parallel, and reported as `flattened`: what a build's router costs before nextpnr packs it. The
 component shares are of the unflattened total. LUT sites count a CCU2C (carry) cell as two LUT4s;
@@ -88,7 +88,7 @@ def area(cfg: FpgaConfig, progress: bool = True) -> dict:
 
     plan = NetworkPlan(net, cfg.routing, params, routing_obj=routing, header=cfg.header,
                        body_block_bits=body_block_bits(cfg, net, params), flit=cfg.flit,
-                       registered_fronts=cfg.front == "reg", uturns=True)
+                       registered_fronts=cfg.front == "reg")
     router = plan.make_router(cfg.router)
     verilog = to_verilog(router, "router")
     wide = "" if cfg.wide_luts else " -nowidelut"

@@ -11,11 +11,12 @@ every received UART byte.
   with constants, `shared=False`), a `TrafficGenerator` and a `TrafficChecker` on every endpoint.
   Report entry e = endpoint e.
 * `RouterTrafficTop`: ONE router (`router=`, default 0), built as `NetworkTop.make_router`
-  builds it (its routing unit is the topology's real one). Local ports: endpoint generators and
-  ejection checkers as above. Network input port i: an emulated neighbour (the router at the far
-  end of port i) sending packets from random source routers to random routers other than
-  itself, with random hops (1 or 2), inter and phase header fields (`fpga.traffic`), under
-  credit flow control; network output port i: a sink that accepts
+  builds it (its routing unit is the topology's real one; with a minimal unit, no u-turn paths).
+  Local ports: endpoint generators and ejection checkers as above. Network input port i: an
+  emulated neighbour (the router at the far end of port i) sending packets from random source
+  routers to random routers other than itself (with a minimal unit, only those whose route at
+  this router does not lead back to it), with random hops (1 or 2), inter and phase header
+  fields (`fpga.traffic`), under credit flow control; network output port i: a sink that accepts
   every flit and returns its credit on credit_in the next cycle (with back-pressure 'B' b it
   holds a credit back with probability b/256 per cycle) and a checker (payload, contiguity
   per output VC, dst, hops, inter, phase). Unconnected ports get no generator. Report entry i
@@ -37,12 +38,13 @@ from hdl.delay import delay_line
 from hdl.network import NetworkTop, plan
 from hdl.router import credit_signature, flit_signature
 from contract.params import FLIT_FORMAT, HEADER, RouterParams
+from routing_logic.base import RouteState
 from topologies.network import Network
 
 from .build import FpgaConfig
 from .status import StatusBlock
 from .traffic import (BERN_STEPS, GeneratorModel, NeighbourModel, TrafficChecker, TrafficGenerator,
-                      default_seeds, lfsr_logic, seed_pair)
+                      default_seeds, every_router_but, lfsr_logic, seed_pair)
 from .uart import UARTRx, UARTTx, check_divisor
 
 HEARTBEAT_BITS = 24
@@ -235,9 +237,10 @@ class RouterTrafficTop(_TrafficTop):
         eps = net.endpoints.astype(np.int64)
         if eps.min() != eps.max() or eps.min() < 1:
             raise ValueError("net: RouterTrafficTop needs the same number (>= 1) of endpoints on every router")
-        # the neighbour emulators send heads any way, some of them back where they came from
+        # the router as a network builds it: with a minimal unit, without u-turn paths, and its
+        # emulated neighbours then send no head whose route here leads back to them
         self.plan = plan(net, routing, params, routing_obj=routing_obj, header=header, body_block_bits=body_block_bits,
-                         flit=flit, registered_fronts=registered_fronts, uturns=True)
+                         flit=flit, registered_fronts=registered_fronts)
         R, p = self.plan.R, self.plan.p
         P = R + p
         seeds = _check_common(net, params, seeds, P)
@@ -252,12 +255,13 @@ class RouterTrafficTop(_TrafficTop):
         ep_router = np.repeat(np.arange(n), eps)
         ep_local = np.arange(net.num_endpoints) - self.plan.ep_first[ep_router]
         lay = self.layout
+        self.dsts = [None if nb < 0 else self._destinations(i, nb) for i, nb in enumerate(self.neighbours)]
         gens = []
         for i in range(R):
             nb = self.neighbours[i]
             gens.append(None if nb < 0 else TrafficGenerator(lay, params, kind="neighbour", seed=seeds[i], router=router,
                                                              E=net.num_endpoints, num_routers=n, neighbour=nb, p=p,
-                                                             registered_draws=registered_draws))
+                                                             registered_draws=registered_draws, dsts=self.dsts[i]))
         for k in range(p):
             gens.append(TrafficGenerator(lay, params, kind="endpoint", seed=seeds[R + k], router=router, ep=k,
                                          e=first + k, E=net.num_endpoints, num_routers=n, ep_router=ep_router,
@@ -270,6 +274,16 @@ class RouterTrafficTop(_TrafficTop):
         self.sinks = [NetworkSink(lay, params, seeds[i] ^ 0x5BD1E995 or 1) for i in range(R)]
         self._setup(divisor, P)
 
+    def _destinations(self, i: int, nb: int) -> list[int]:
+        """The routers the neighbour at port i sends to: every router but itself, or, when the
+        router has no u-turn paths (a minimal unit), those whose route here does not take port i
+        back (a head it could send in a network: one on a shortest path through this router)."""
+        if self.router.uturns:
+            return every_router_but(nb, self.net.num_routers)
+        me, routing = self.router_id, self.plan.routing
+        return [d for d in range(self.net.num_routers) if d != nb and
+                all(c.port != i for c in routing.route(me, RouteState(me, d, 0)))]
+
     def model(self) -> GeneratorModel:
         first = int(self.plan.ep_first[self.router_id])
         return GeneratorModel(self.net.num_endpoints, self.seeds[self.R:],
@@ -278,7 +292,7 @@ class RouterTrafficTop(_TrafficTop):
     def neighbour_model(self) -> NeighbourModel:
         ports = [i for i in range(self.R) if self.neighbours[i] >= 0]
         return NeighbourModel([self.seeds[i] for i in ports], ports, [self.neighbours[i] for i in ports],
-                              self.router_id, self.net.num_routers, self.p)
+                              self.router_id, self.net.num_routers, self.p, [self.dsts[i] for i in ports])
 
     def elaborate(self, platform):
         m = Module()

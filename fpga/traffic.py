@@ -22,8 +22,9 @@ L divides 32, else 32 with the head: the same state at every head), and each hea
   endpoint generators, pattern 0 (uniform): d = (r[0:16]·(E-1)) >> 16, dst = d + (d >= e);
   pattern 1 (shift): dst = (e + shift) mod E (shift < E, reduced by the status block; shift 0
   maps every endpoint onto itself, which then creates nothing);
-  neighbour emulators (RouterTrafficTop): dst router d = (r[0:12]·(n-1)) >> 12 skipping the
-  neighbour, source router (r[12:24]·(n-1)) >> 12 skipping the router under test, dst_ep and
+  neighbour emulators (RouterTrafficTop): dst router dsts[(r[0:12]·len(dsts)) >> 12] of its
+  destination list `dsts` (every router but the neighbour, or with a minimal routing those of them
+  whose route at the router under test does not lead back to the neighbour), source router (r[12:24]·(n-1)) >> 12 skipping the router under test, dst_ep and
   src_ep (r[24:28]·p) >> 4 and (r[28:32]·p) >> 4; and, with x = r ^ (r >> 13), the header fields
   an upstream router could have set: inter (x[0:12]·n) >> 12 (any router), hops 1 + x[12],
   phase x[13]. (The min and PolarStar units ignore inter and phase, the Polarized unit routes a
@@ -124,12 +125,19 @@ def draw_endpoint(state: int, e: int, E: int, pattern: int, shift: int) -> tuple
     return dst, lfsr_next(state, DEST_STEPS)
 
 
-def draw_neighbour(state: int, me: int, nb: int, n: int, p: int) -> tuple[dict, int]:
-    """Fields of a neighbour emulator's next packet (RouterTrafficTop), and the next state."""
-    d = ((state & 0xFFF) * (n - 1)) >> 12
+def every_router_but(nb: int, n: int) -> list[int]:
+    """The destinations of a neighbour emulator that may send anywhere: every router but its own."""
+    return [d for d in range(n) if d != nb]
+
+
+def draw_neighbour(state: int, me: int, nb: int, n: int, p: int, dsts=None) -> tuple[dict, int]:
+    """Fields of a neighbour emulator's next packet (RouterTrafficTop), and the next state.
+    dsts: the routers it sends to, in order (None: `every_router_but(nb, n)`)."""
+    dsts = every_router_but(nb, n) if dsts is None else dsts
+    d = ((state & 0xFFF) * len(dsts)) >> 12
     s = (((state >> 12) & 0xFFF) * (n - 1)) >> 12
     x = state ^ (state >> 13)
-    f = {"dst": d + (d >= nb), "src": s + (s >= me), "dst_ep": (((state >> 24) & 0xF) * p) >> 4,
+    f = {"dst": dsts[d], "src": s + (s >= me), "dst_ep": (((state >> 24) & 0xF) * p) >> 4,
          "src_ep": (((state >> 28) & 0xF) * p) >> 4, "inter": ((x & 0xFFF) * n) >> 12, "hops": 1 + (x >> 12 & 1),
          "phase": x >> 13 & 1}
     return f, lfsr_next(state, DEST_STEPS)
@@ -183,11 +191,12 @@ class NeighbourModel:
     [(port, fields, cycle)], fields = {src, src_ep, dst, dst_ep, inter, hops, phase} as
     `draw_neighbour` gives them, cycle the creation cycle as for GeneratorModel."""
 
-    def __init__(self, seeds, ports, neighbours, router: int, n: int, p: int):
+    def __init__(self, seeds, ports, neighbours, router: int, n: int, p: int, dsts=None):
         pairs = [seed_pair(s) for s in seeds]
         self.bern = [b for b, _ in pairs]
         self.dest = [d for _, d in pairs]
         self.ports, self.neighbours = list(ports), list(neighbours)
+        self.dsts = list(dsts) if dsts is not None else [None] * len(self.ports)
         self.router, self.n, self.p = router, n, p
         self.created = [0] * len(self.ports)
 
@@ -201,7 +210,8 @@ class NeighbourModel:
                 hit, self.bern[i] = bernoulli(self.bern[i], load)
                 if hit and (budget == 0 or self.created[i] < budget):
                     self.created[i] += 1
-                    f, self.dest[i] = draw_neighbour(self.dest[i], self.router, self.neighbours[i], self.n, self.p)
+                    f, self.dest[i] = draw_neighbour(self.dest[i], self.router, self.neighbours[i], self.n, self.p,
+                                                     self.dsts[i])
                     out.append((port, f, start + t + 1))
         return out
 
@@ -284,7 +294,8 @@ class TrafficGenerator(wiring.Component):
     Endpoint kind: router = its router, ep = its local index, e = its global endpoint index,
     E endpoints, `ep_router` / `ep_local` = router and local index of every endpoint (hops 0,
     inter 0, phase 1). Neighbour kind: router = the router under test, neighbour = the emulated
-    router, p endpoints on every router; header fields as the module docstring says.
+    router, p endpoints on every router, dsts = the routers it sends to (None: every router but
+    the neighbour); header fields as the module docstring says.
     backlog_bits: width of the backlog counter, which holds 2^backlog_bits - 1 packets (default
     16; tests use a small one to fill it).
     """
@@ -292,7 +303,7 @@ class TrafficGenerator(wiring.Component):
     def __init__(self, layout: data.StructLayout, params: RouterParams, *, kind: str, seed: int,
                  router: int, E: int, num_routers: int, ep: int = 0, e: int = 0, ep_router=None,
                  ep_local=None, neighbour: int = 0, p: int = 1, registered_draws: bool = True,
-                 backlog_bits: int = 16):
+                 backlog_bits: int = 16, dsts=None):
         if kind not in ("endpoint", "neighbour"):
             raise ValueError(f"kind={kind!r}: must be 'endpoint' or 'neighbour'")
         if not isinstance(backlog_bits, int) or isinstance(backlog_bits, bool) or not 1 <= backlog_bits <= 16:
@@ -305,22 +316,33 @@ class TrafficGenerator(wiring.Component):
         self.router, self.ep, self.e, self.E, self.n = router, ep, e, E, num_routers
         self.ep_router, self.ep_local = ep_router, ep_local
         self.neighbour, self.p = neighbour, p
+        self.dsts = every_router_but(neighbour, num_routers) if dsts is None else [int(d) for d in dsts]
+        if kind == "neighbour" and not (self.dsts and all(0 <= d < num_routers for d in self.dsts)):
+            raise ValueError(f"dsts={dsts!r}: must be a non-empty list of router ids in 0..{num_routers - 1}")
         super().__init__({"flit": Out(flit_signature(layout)), "credit": In(credit_signature(params.vcs)),
                           "ctl": In(control_layout(E)), "corrupt": In(1), "sent": Out(32),
                           "overflow": Out(16), "create": Out(1)})
 
-    def _scaled(self, m, name, state, state_now, state_next, lo, n, scale, shift, advance):
+    def _scaled(self, m, name, state, state_now, state_next, lo, n, scale, shift, advance, table=None):
         """(state[lo:lo+n] · scale) >> shift, where `state` is the LFSR state at reset (an int),
-        `state_now` its value now and `state_next` the value it takes when `advance`. With
-        `registered_draws` the product is held in a register that follows the state: equal to the
-        combinational product at all times, but off the path into the router (ECP5 Fmax). Without,
-        it is that combinational product (fewer flip-flops: the iCE40 UP5K is full)."""
+        `state_now` its value now and `state_next` the value it takes when `advance`; with `table`
+        (a list of ints), the entry it indexes. With `registered_draws` the result is held in a
+        register that follows the state: equal to the combinational one at all times, but off the
+        path into the router (ECP5 Fmax). Without, it is the combinational one (fewer flip-flops:
+        the iCE40 UP5K is full)."""
+        def value(x):
+            product = const_mul(x[lo:lo + n], scale) >> shift
+            if table is None:
+                return product
+            return Array([Const(t, max(1, max(table).bit_length())) for t in table])[product]
         if not self.registered_draws:
-            return const_mul(state_now[lo:lo + n], scale) >> shift
-        width = max(1, (((1 << n) - 1) * scale >> shift).bit_length())
-        reg = Signal(width, init=(((state >> lo) & ((1 << n) - 1)) * scale) >> shift, name=name)
+            return value(state_now)
+        at_reset = (((state >> lo) & ((1 << n) - 1)) * scale) >> shift
+        top = (((1 << n) - 1) * scale) >> shift
+        width = max(1, max(table).bit_length() if table is not None else top.bit_length())
+        reg = Signal(width, init=table[at_reset] if table is not None else at_reset, name=name)
         with m.If(advance):
-            m.d.sync += reg.eq(const_mul(state_next[lo:lo + n], scale) >> shift)
+            m.d.sync += reg.eq(value(state_next))
         return reg
 
     def _draw(self, m, r, r_next, advance):
@@ -333,9 +355,9 @@ class TrafficGenerator(wiring.Component):
         r0 = self.seeds[1]
         x0, x_now, x_next = r0 ^ (r0 >> 13), r ^ (r >> 13), r_next ^ (r_next >> 13)
 
-        def scaled(name, lo, n, scale, shift, x=False):
+        def scaled(name, lo, n, scale, shift, x=False, table=None):
             return self._scaled(m, name, x0 if x else r0, x_now if x else r, x_next if x else r_next,
-                                lo, n, scale, shift, advance)
+                                lo, n, scale, shift, advance, table)
 
         if self.kind == "endpoint":
             E, e = self.E, self.e
@@ -365,11 +387,15 @@ class TrafficGenerator(wiring.Component):
             # so synthesis folds them into the payload CRC
             return dst, dst_ep, Const(self.router, rb), Const(self.ep, eb), Const(0, rb), Const(0, HOPS_BITS), Const(1, 1)
         n, p = self.n, self.p
-        d = scaled("draw_d", 0, 12, n - 1, 12)
+        if self.dsts == every_router_but(self.neighbour, n):        # an adder, not a table
+            d = scaled("draw_d", 0, 12, n - 1, 12)
+            m.d.comb += dst.eq(d + (d >= self.neighbour))
+        else:
+            m.d.comb += dst.eq(scaled("draw_dst", 0, 12, len(self.dsts), 12, table=self.dsts))
         s_ = scaled("draw_s", 12, 12, n - 1, 12)
         inter = scaled("draw_inter", 0, 12, n, 12, x=True)
         x_bits = scaled("draw_x", 12, 2, 1, 0, x=True)
-        m.d.comb += [dst.eq(d + (d >= self.neighbour)), src.eq(s_ + (s_ >= self.router)),
+        m.d.comb += [src.eq(s_ + (s_ >= self.router)),
                      dst_ep.eq(scaled("draw_dst_ep", 24, 4, p, 4)), src_ep.eq(scaled("draw_src_ep", 28, 4, p, 4))]
         hops = Signal(HOPS_BITS, name="draw_hops")
         phase = Signal(name="draw_phase")
@@ -640,5 +666,5 @@ class TrafficChecker(wiring.Component):
 
 
 __all__ = ["LFSR_TAPS", "PATTERNS", "lfsr_next", "seed_pair", "default_seeds", "payload_crc", "crc_fields",
-           "bernoulli", "draw_endpoint", "draw_neighbour", "GeneratorModel", "NeighbourModel", "affine_logic", "PayloadCRC",
+           "bernoulli", "draw_endpoint", "draw_neighbour", "every_router_but", "GeneratorModel", "NeighbourModel", "affine_logic", "PayloadCRC",
            "TrafficGenerator", "TrafficChecker", "control_layout"]

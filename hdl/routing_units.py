@@ -73,6 +73,9 @@ class RoutingUnit(wiring.Component):
     # every route a shortest path of the network the unit is built for: a head never leaves on
     # the port it came in by (`NetworkPlan` then builds its routers without u-turns)
     minimal = False
+    # every answer's mask has at most one bit set (a single next hop): the VC allocator then
+    # takes the best VC of that port's class, with no choice among ports to build
+    single_port = False
     # the optional header fields (contract.flit.OPTIONAL_FIELDS) this unit's answer depends on: a flit
     # carries only these (hdl.network.NetworkTop, header="routing"); the others reach the query as 0
     header_reads: tuple = ()
@@ -299,6 +302,7 @@ class PolarStarUnit(RoutingUnit):
     """
 
     minimal = True
+    single_port = True        # the mask is a decoded port number, or 0 at the destination
 
     @quiet_on_error
     def __init__(self, net: Network, lanes: int = 1, exceptions: int = 0, routing=None):

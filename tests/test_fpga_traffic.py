@@ -366,19 +366,24 @@ def test_full_backlog_loses_packets_and_never_wraps(bits):
     assert got["creates"] + got["overflow"] == trials > got["creates"]
 
 
-@pytest.mark.parametrize("registered", [True, False])
-def test_neighbour_generators_match_model(registered):
+@pytest.mark.parametrize("registered,listed", [(True, False), (False, False), (True, True), (False, True)])
+def test_neighbour_generators_match_model(registered, listed):
+    """listed: each neighbour sends to a list of routers of its own (as RouterTrafficTop's do
+    around a router without u-turn paths), else to every router but itself."""
     params = RouterParams(vcs=4)
     n, p, me = 26, 2, 3
     lay = flit_layout(n, p, params)
     nbs = [0, 7, 25]
     seeds = [11, 0xDEADBEEF, 12345]
+    rng = random.Random(8)
+    dsts = [sorted(rng.sample([d for d in range(n) if d != nb], 5 + 4 * k)) for k, nb in enumerate(nbs)] \
+        if listed else [None] * 3
     gens = [TrafficGenerator(lay, params, kind="neighbour", seed=s, router=me, E=n * p, num_routers=n,
-                             neighbour=nb, p=p, registered_draws=registered) for s, nb in zip(seeds, nbs)]
+                             neighbour=nb, p=p, registered_draws=registered, dsts=d) for s, nb, d in zip(seeds, nbs, dsts)]
     cycles = 150
     created, heads = drive_generators(gens, params, cycles, {"running": 1, "load": 80, "budget": 0},
                                       random.Random(5))
-    want = [w for w in NeighbourModel(seeds, [0, 1, 2], nbs, me, n, p).run(cycles, 80) if w[2] < cycles]
+    want = [w for w in NeighbourModel(seeds, [0, 1, 2], nbs, me, n, p, dsts).run(cycles, 80) if w[2] < cycles]
     assert sorted(created) == sorted((i, t) for i, _, t in want)
     wanted = {(i, t): f for i, f, t in want}
     assert len(heads) > 20
@@ -386,7 +391,10 @@ def test_neighbour_generators_match_model(registered):
         w = wanted[i, t]
         assert {k: int(f[k]) for k in w} == w
         assert f["hops"] in (1, 2) and f["dst"] != nbs[i] and f["src"] != me
+        assert not listed or f["dst"] in dsts[i]
     assert len({(f["src"], f["dst"]) for _, f, _ in heads}) > 15        # draws spread
+    if listed:           # the draws spread over the longest list
+        assert len({f["dst"] for i, f, _ in heads if i == 2}) > len(dsts[2]) // 2
     assert {(f["hops"], f["phase"]) for _, f, _ in heads} == {(1, 0), (1, 1), (2, 0), (2, 1)}
     assert len({f["inter"] for _, f, _ in heads}) > 10
 
@@ -682,6 +690,10 @@ def test_router_traffic_top(header, flit):
     wide = 2 + 2 + 2 * (5 + 1) + 2 + 16 + 32 + (10 if header == "all" else 0)
     assert top.layout.size == (2 + 2 + 32 if flit == "lean" else wide)
     assert top.E == top.P == 5 and all(nb >= 0 for nb in top.neighbours)
+    # the arithmetic unit is minimal: the router is built as in a network, without u-turn paths,
+    # and each neighbour sends to the routers whose route does not lead back to it
+    assert not top.router.uturns
+    assert all(len(d) < net.num_routers - 1 and nb not in d for d, nb in zip(top.dsts, top.neighbours))
     widths = {k: top.layout[k].width for k in ("hops", "inter", "phase")}
     assert widths == ({"hops": 4, "inter": 5, "phase": 1} if header == "all" else {"hops": 0, "inter": 0, "phase": 0})
     load, budget = 60, 12          # the local port only receives neighbour packets for this router (1/25)
@@ -735,6 +747,7 @@ def test_router_traffic_top(header, flit):
         for port, f, _ in nbr:
             sent[port] += 1
             o = out_port(f["src"], f["dst"], f["hops"])
+            assert o != port                # no head turns back: the router has no u-turn paths
             dest = R + f["dst_ep"] if o is None else o
             recv[dest] += 1
             first.setdefault(port, dest)

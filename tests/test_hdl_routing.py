@@ -139,6 +139,25 @@ def test_polarstar_unit_every_pair_every_shape_104():
     print(f"\nps104: {len(queries)} pairs agree; pairs per shape {counts}")
 
 
+def test_single_port_claims_hold():
+    """RoutingUnit.single_port lets the VC allocator take the route's one port without choosing
+    among ports, so a unit that claims it must answer at most one port for every query, also a
+    destination beyond the network's routers (a malformed flit's, which the router drops). The
+    arithmetic unit claims it; the minimal table, whose rows hold every minimal port, must not."""
+    net = polarstar(3, "iq", 0)
+    n = net.num_routers
+    top = 1 << Shape.cast(query_layout(n)["dst"].shape).width
+    rng = np.random.default_rng(3)
+    queries = [(c, int(rng.integers(n)), t, int(rng.integers(4))) for c in range(n) for t in range(top)]
+    assert PolarStarUnit.single_port and not TableMinimalUnit.single_port and not PolarizedTableUnit.single_port
+    masks = [g[0] for g in run_queries(PolarStarUnit(net), queries)]
+    assert all(mk & (mk - 1) == 0 for mk in masks)
+    assert sum(mk != 0 for mk in masks) > n * (n - 1) * 0.9      # the check saw ports, not only 0
+    routing = MinimalTable(net)
+    several = [t for t in range(n) if bin(want_of(routing, 0, 0, t)[0]).count("1") > 1]
+    assert several, "every minimal route of router 0 is unique: the min unit would be single-port here"
+
+
 def test_polarstar_unit_ignores_source(net):
     routing = PolarStarMinimal(net)
     n = net.num_routers

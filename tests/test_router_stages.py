@@ -14,7 +14,7 @@ from hdl.router import Router, RouterShape
 from hdl.router.output_unit import OutputUnit
 from hdl.router.switch_allocator import SwitchAllocator
 from hdl.router.switch_traversal import SwitchTraversal
-from hdl.routing_units import PolarizedTableUnit, PolarStarUnit
+from hdl.routing_units import PolarizedTableUnit, PolarStarUnit, TableMinimalUnit
 from test_hdl_units import run  # the simulator runner of the unit tests
 from topologies import polarstar
 
@@ -26,11 +26,13 @@ def _net(spec):
 
 def _router(params=RouterParams(), spec=(3, "iq", 0), p=1, routing="polarstar"):
     """Router 0 of a small PolarStar with p endpoints per router (not elaborated): its `shape`
-    and `vcmap` are what its stages are built from. routing: "polarstar" (the arithmetic unit,
-    no priorities) or "polarized" (per-port priorities, escapes)."""
+    and `vcmap` are what its stages are built from. routing: "polarstar" (the arithmetic unit: a
+    single next hop, no priorities), "min" (every minimal port) or "polarized" (per-port
+    priorities, escapes)."""
     net = _net(spec)
     R = int(net.ports.max())
-    unit = PolarStarUnit(net, R + p) if routing == "polarstar" else PolarizedTableUnit(net, R + p, router=0)
+    unit = {"polarstar": lambda: PolarStarUnit(net, R + p), "min": lambda: TableMinimalUnit(net, R + p, router=0),
+            "polarized": lambda: PolarizedTableUnit(net, R + p, router=0)}[routing]()
     unit._MustUse__silence = True
     layout = flit_layout(net.num_routers, p, params)
     router = Router(R, p, params, layout, lambda lanes: unit, net.num_routers, 3, router_id=0)
@@ -635,10 +637,11 @@ def _va_config(kind):
     needed, and 3 VCs, one per class, for the registered allocators: with six ports or four VCs
     they take several times longer to simulate)."""
     return {
-        "central": (RouterParams(depth=4), "polarstar", 2),
+        "central": (RouterParams(depth=4), "min", 2),
+        "central_single": (RouterParams(depth=4), "polarstar", 2),
         "central_prio": (RouterParams(depth=4), "polarized", 1),
         "two_stage": (RouterParams(depth=4, vcs=3, va_stages=2), "polarized", 1),
-        "choice_stage": (RouterParams(depth=4, vcs=3, va_choice_stage=1), "polarstar", 1),
+        "choice_stage": (RouterParams(depth=4, vcs=3, va_choice_stage=1), "min", 1),
         "separable": (RouterParams(depth=4, va_separable=1), "polarized", 1),
         "separable_fpga": (RouterParams(depth=4, vcs=3, va_separable=1, va_stages=2, va_choice_stage=1),
                            "polarstar", 1),
@@ -674,6 +677,10 @@ def _drive_vc_allocator(kind, cycles, seed, ref_cls=VARef, check_ref=True):
     sep = params.va_separable
     waiting = [None] * NV        # separable: a head stays until its input VC is granted (as in a router)
 
+    def route():
+        """A head's route: any ports, or with a single-port unit one port (as its answers are)"""
+        return 1 << rng.randrange(R) if shape.single_port else rng.getrandbits(R)
+
     async def tb(ctx):
         owner = [[None] * V for _ in range(P)]      # output VC -> the input VC holding it ("taken": VA under way)
         holds = [None] * NV                         # input VC -> the output VC it holds
@@ -689,9 +696,9 @@ def _drive_vc_allocator(kind, cycles, seed, ref_cls=VARef, check_ref=True):
                 i, v = divmod(iv, V)
                 head = waiting[iv] if sep else None
                 if holds[iv] is None and head is None and rng.random() < 0.6:
-                    head = {"route": rng.getrandbits(R), "eject": int(rng.random() < 0.15),
+                    head = {"route": route(), "eject": int(rng.random() < 0.15),
                             "dst_ep": rng.randrange(p), "prio": [rng.choice(prio_values) for _ in range(R)]}
-                h = head or {"route": rng.getrandbits(R), "eject": rng.getrandbits(1), "dst_ep": rng.randrange(p),
+                h = head or {"route": route(), "eject": rng.getrandbits(1), "dst_ep": rng.randrange(p),
                              "prio": [rng.choice(prio_values) for _ in range(R)]}
                 inp["request", i, v] = int(head is not None)
                 inp["route", i, v], inp["eject", i, v], inp["dst_ep", i, v] = h["route"], h["eject"], h["dst_ep"]
@@ -751,10 +758,11 @@ def _drive_vc_allocator(kind, cycles, seed, ref_cls=VARef, check_ref=True):
     return ref, stats
 
 
-@pytest.mark.parametrize("kind", ["central", "central_prio"])
+@pytest.mark.parametrize("kind", ["central", "central_single", "central_prio"])
 def test_vc_allocator_central_matches_reference(kind):
     """va_stages = 1, va_choice_stage = 0: every cycle the grants are exactly the reference's
-    (each request by route_heads/choose_vc's rule, with priorities where the unit has them;
+    (each request by route_heads/choose_vc's rule: over every port of the route, or the one port
+    of a single-port unit's, with priorities where the unit has them;
     ejecting heads the lowest free local VC; per output VC the round-robin order of central_va),
     one-hot per input VC, at most one per output VC, only to a requester of a free output VC."""
     _, stats = _drive_vc_allocator(kind, 100, 21)

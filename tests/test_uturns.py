@@ -63,13 +63,26 @@ def test_network_routers_hold_no_output_vc_of_their_input_port(routing, uturns):
     assert any(o == iv // V for iv, ovcs in enumerate(kept.vcmap.ovcs_of[:R * V]) for o, _ in ovcs)
 
 
-def test_a_router_fed_by_neighbour_emulators_keeps_its_uturns():
-    """The single-router FPGA top's emulators send heads to any destination, some back the way
-    they came: its router keeps every output VC."""
+@pytest.mark.parametrize("routing", ["min", "polarized"])
+def test_a_router_fed_by_neighbour_emulators_is_built_as_in_a_network(routing):
+    """The single-router FPGA top builds its router as a network does: with a minimal unit
+    without u-turns, and then each emulated neighbour sends to every router but itself and those
+    one hop nearer to it than to the router under test (BFS distances): their shortest paths
+    lead back. With a non-minimal unit (Polarized) the router keeps its u-turns and the
+    neighbours send anywhere."""
+    import numpy as np
+    from scipy.sparse.csgraph import shortest_path
+    net = _net(3, "iq", 0)
     with warnings.catch_warnings():          # the top is built to be looked at, not elaborated
         warnings.simplefilter("ignore", UnusedElaboratable)
-        top = RouterTrafficTop(_net(3, "iq", 0), "min", RouterParams(vcs=4), divisor=8)
-        uturns = top.router.uturns
+        top = RouterTrafficTop(net, routing, RouterParams(vcs=9 if routing == "polarized" else 4), divisor=8, router=5)
+        uturns, dsts, nbs = top.router.uturns, top.dsts, top.neighbours
         del top
         gc.collect()
-    assert uturns is True
+    dist = shortest_path(net.adjacency(), unweighted=True).astype(np.int64)
+    n, me = net.num_routers, 5
+    assert uturns is (routing == "polarized")
+    for nb, d in zip(nbs, dsts):
+        want = [t for t in range(n) if t != nb and (uturns or dist[nb, t] != dist[me, t] - 1)]
+        assert d == want
+        assert uturns or len(want) < n - 1          # some destinations are left out

@@ -76,7 +76,8 @@ def running_count(m: Module, step, name: str, width: int = 32):
 class RouterShape:
     """What every stage of one router is built from: its ports (R network, p local, P in all),
     V VCs in C classes (`vc_class[w]`), the parameters, the flit layout and its front fields,
-    the routing unit's interface, and the buffer options."""
+    the routing unit's interface (and whether its routes name a single port), and the buffer
+    options."""
     R: int
     p: int
     params: RouterParams
@@ -90,6 +91,7 @@ class RouterShape:
     answer_layout: data.Layout
     body_block_bits: int
     registered_fronts: bool
+    single_port: bool = False        # the unit's masks have at most one bit (RoutingUnit.single_port)
 
     @property
     def P(self):
@@ -190,7 +192,8 @@ class Router(wiring.Component):
         self.id_bits = index_bits(num_routers)
         self.shape = RouterShape(ports, endpoints, params, layout, num_routers, vc_classes, tuple(self.vc_class),
                                  self.unit.prio_bits, self.unit.escapes, self.unit.query_layout,
-                                 self.unit.answer_layout, self.body_block_bits, registered_fronts)
+                                 self.unit.answer_layout, self.body_block_bits, registered_fronts,
+                                 single_port=self.unit.single_port)
         if uturns is not None and not isinstance(uturns, bool):
             raise ValueError(f"uturns={uturns!r}: must be True, False or None")
         self.uturns = (not self.unit.minimal) if uturns is None else uturns

@@ -113,10 +113,11 @@ class VCAllocator(wiring.Component):
 
     def _best_per_class(self, m):
         """Per network output o and class c, the free VC of class c with the least occupancy (ties
-        to the lowest VC): (valid, key, w) per (o, c), and the comparison bits of the keys when
-        the choice is registered (`va_choice_stage`). The priority is per port, so an input VC's
+        to the lowest VC): (valid, key, w) per (o, c), and the keys the registered choice's
+        comparisons are loaded from (`va_choice_stage`). The priority is per port, so an input VC's
         best (o, w) is then the best port over these R winners: the same choice as a minimum over
-        all R·V candidates (ties to the lowest port, then VC), at 1/V the cost."""
+        all R·V candidates (ties to the lowest port, then VC), at 1/V the cost; with a single next
+        hop (`single_port`), the winner of its port."""
         cfg, V, C = self.cfg, self.cfg.V, self.cfg.C
         ob, wb, kb = index_bits(cfg.P), index_bits(V), self.key_bits
         best, loaded = {}, {}
@@ -156,7 +157,13 @@ class VCAllocator(wiring.Component):
                     total = total | (bk == (1 << self.key_bits) - 1).replicate(self.key_bits)
                 m.d.comb += key.eq(total)
             leaves.append((self.route[i][v][o] & bv, key, Const(o, ob), bw))
-        if pb:
+        if self.single:
+            # a single next hop (RoutingUnit.single_port): the route's one bit names the port and
+            # the request is that port's best VC of the hop's class, with no ports to compare
+            route = self.route[i][v]
+            nv = Cat(*[x[0] for x in leaves]).any()
+            no, nw = one_hot_select(route, [x[2] for x in leaves]), one_hot_select(route, [x[3] for x in leaves])
+        elif pb:
             # keys of their own per input VC (priorities): a tree of R - 1 comparators, where the
             # flat choice would compare every pair
             nv, _, no, nw = argmin(m, leaves, f"va_{i}_{v}", self.key_bits, ob, wb)
@@ -267,8 +274,9 @@ class VCAllocator(wiring.Component):
         # VC's key is all ones, one above the largest free key (occupancy + priority)
         self.take_busy = bool(cfg.params.va_separable)
         self.key_bits = max(1, (cfg.params.depth + (1 << cfg.prio_bits) - 1 + self.take_busy).bit_length())
+        self.single = cfg.single_port
         best, loaded = self._best_per_class(m)
-        key_less = self._key_less(m, best, loaded)
+        key_less = None if self.single else self._key_less(m, best, loaded)
         req = [self._choose(m, i, v, best, key_less) for i in range(P) for v in range(V)]
         won_any = [Signal(name=f"va_granted_{iv // V}_{iv % V}") for iv in range(P * V)]
         if cfg.params.va_stages == 2:
