@@ -159,10 +159,12 @@ class VCAllocator(wiring.Component):
             leaves.append((self.route[i][v][o] & bv, key, Const(o, ob), bw))
         if self.single:
             # a single next hop (RoutingUnit.single_port): the route's one bit names the port and
-            # the request is that port's best VC of the hop's class, with no ports to compare
-            route = self.route[i][v]
-            nv = Cat(*[x[0] for x in leaves]).any()
-            no, nw = one_hot_select(route, [x[2] for x in leaves]), one_hot_select(route, [x[3] for x in leaves])
+            # the request is that port's best VC of the hop's class, with no ports to compare. The
+            # route's lowest bit, so that a mask of several bits (which the unit never answers, but
+            # a proof's arbitrary state may hold) still asks for a port of the route
+            port = lowest_set_bit(self.route[i][v], R, m, f"va_port_{i}_{v}")
+            nv = Cat(*[port[o] & best[o, self.vcmap.next_class(iv, o)][0] for o in range(R)]).any()
+            no, nw = one_hot_select(port, [x[2] for x in leaves]), one_hot_select(port, [x[3] for x in leaves])
         elif pb:
             # keys of their own per input VC (priorities): a tree of R - 1 comparators, where the
             # flat choice would compare every pair
