@@ -4,8 +4,9 @@ per component of hdl/router.py.
 
 The router is built exactly as the `router` design builds it (`NetworkPlan.make_router`, constant
 id; with a minimal unit, without u-turn paths, as in a network), so the figures are those of one
-router of SPEC with P ports, V VCs, B-deep buffers and W-bit flit data. With the hierarchy kept, Yosys cannot optimize across component boundaries, so
-the total differs from (mostly exceeds) a flattened synthesis's. That one is run too, in
+router of SPEC with P ports, V VCs, B-deep buffers and W-bit flit data. With the hierarchy kept,
+Yosys cannot optimize across component boundaries, so the total differs from (mostly exceeds) a
+flattened synthesis's. That one is run too, in
 parallel, and reported as `flattened`: what a build's router costs before nextpnr packs it. The
 component shares are of the unflattened total. LUT sites count a CCU2C (carry) cell as two LUT4s;
 with wide LUTs (the default) a PFUMX / L6MUX21 joins LUT4s into a 5- / 6-input function inside a

@@ -24,8 +24,8 @@ L divides 32, else 32 with the head: the same state at every head), and each hea
   maps every endpoint onto itself, which then creates nothing);
   neighbour emulators (RouterTrafficTop): dst router dsts[(r[0:12]·len(dsts)) >> 12] of its
   destination list `dsts` (every router but the neighbour, or with a minimal routing those of them
-  whose route at the router under test does not lead back to the neighbour), source router (r[12:24]·(n-1)) >> 12 skipping the router under test, dst_ep and
-  src_ep (r[24:28]·p) >> 4 and (r[28:32]·p) >> 4; and, with x = r ^ (r >> 13), the header fields
+  whose route at the router under test does not lead back to the neighbour), source router
+  (r[12:24]·(n-1)) >> 12 skipping the router under test, dst_ep and src_ep (r[24:28]·p) >> 4 and (r[28:32]·p) >> 4; and, with x = r ^ (r >> 13), the header fields
   an upstream router could have set: inter (x[0:12]·n) >> 12 (any router), hops 1 + x[12],
   phase x[13]. (The min and PolarStar units ignore inter and phase, the Polarized unit routes a
   phase-0 head minimally; randomizing them keeps the router's storage and logic for every header
@@ -330,16 +330,15 @@ class TrafficGenerator(wiring.Component):
         register that follows the state: equal to the combinational one at all times, but off the
         path into the router (ECP5 Fmax). Without, it is the combinational one (fewer flip-flops:
         the iCE40 UP5K is full)."""
+        top = (((1 << n) - 1) * scale) >> shift
+        width = max(1, (max(table) if table is not None else top).bit_length())
+
         def value(x):
             product = const_mul(x[lo:lo + n], scale) >> shift
-            if table is None:
-                return product
-            return Array([Const(t, max(1, max(table).bit_length())) for t in table])[product]
+            return product if table is None else Array([Const(t, width) for t in table])[product]
         if not self.registered_draws:
             return value(state_now)
         at_reset = (((state >> lo) & ((1 << n) - 1)) * scale) >> shift
-        top = (((1 << n) - 1) * scale) >> shift
-        width = max(1, max(table).bit_length() if table is not None else top.bit_length())
         reg = Signal(width, init=table[at_reset] if table is not None else at_reset, name=name)
         with m.If(advance):
             m.d.sync += reg.eq(value(state_next))
@@ -666,5 +665,5 @@ class TrafficChecker(wiring.Component):
 
 
 __all__ = ["LFSR_TAPS", "PATTERNS", "lfsr_next", "seed_pair", "default_seeds", "payload_crc", "crc_fields",
-           "bernoulli", "draw_endpoint", "draw_neighbour", "every_router_but", "GeneratorModel", "NeighbourModel", "affine_logic", "PayloadCRC",
-           "TrafficGenerator", "TrafficChecker", "control_layout"]
+           "bernoulli", "draw_endpoint", "draw_neighbour", "every_router_but", "GeneratorModel", "NeighbourModel",
+           "affine_logic", "PayloadCRC", "TrafficGenerator", "TrafficChecker", "control_layout"]

@@ -379,7 +379,8 @@ def test_neighbour_generators_match_model(registered, listed):
     dsts = [sorted(rng.sample([d for d in range(n) if d != nb], 5 + 4 * k)) for k, nb in enumerate(nbs)] \
         if listed else [None] * 3
     gens = [TrafficGenerator(lay, params, kind="neighbour", seed=s, router=me, E=n * p, num_routers=n,
-                             neighbour=nb, p=p, registered_draws=registered, dsts=d) for s, nb, d in zip(seeds, nbs, dsts)]
+                             neighbour=nb, p=p, registered_draws=registered, dsts=d)
+            for s, nb, d in zip(seeds, nbs, dsts)]
     cycles = 150
     created, heads = drive_generators(gens, params, cycles, {"running": 1, "load": 80, "budget": 0},
                                       random.Random(5))

@@ -5,8 +5,10 @@ import functools
 import gc
 import warnings
 
+import numpy as np
 import pytest
 from amaranth.hdl import UnusedElaboratable
+from scipy.sparse.csgraph import shortest_path
 
 from contract.params import RouterParams
 from fpga.tops import RouterTrafficTop
@@ -70,8 +72,6 @@ def test_a_router_fed_by_neighbour_emulators_is_built_as_in_a_network(routing):
     one hop nearer to it than to the router under test (BFS distances): their shortest paths
     lead back. With a non-minimal unit (Polarized) the router keeps its u-turns and the
     neighbours send anywhere."""
-    import numpy as np
-    from scipy.sparse.csgraph import shortest_path
     net = _net(3, "iq", 0)
     with warnings.catch_warnings():          # the top is built to be looked at, not elaborated
         warnings.simplefilter("ignore", UnusedElaboratable)
