@@ -1,12 +1,15 @@
 """On-chip traffic for FPGA prototypes: generators, checkers and their bit-exact Python model.
 
-Payload. Every flit carries `payload_crc(layout, src, src_ep, packet, seq)`: the CRC-32 of zlib
-(`zlib.crc32`) of the little-endian bytes of the bit vector `seq | packet << s | src_ep << (s+k)
-| src << (s+k+w)` (field widths of the flit layout: s = seq, k = packet, 16 unless
-`RouterParams.packet_id_bits` says otherwise, w = src_ep), the 32 bits repeated
-and cut to `payload_bits`. `PayloadCRC` is the same function as logic: the CRC is affine over
-GF(2), so each output bit is the XOR of the input bits that `zlib.crc32` maps onto it (derived
-from the Python function on the unit vectors, `affine_logic`).
+Payload. Every flit carries `payload_word(layout, src, src_ep, packet, seq)`: the message
+`seq | packet << s | src_ep << (s+k) | src << (s+k+w)` (field widths of the flit layout: s = seq,
+k = packet, 16 unless `RouterParams.packet_id_bits` says otherwise, w = src_ep), M bits, spread
+over the payload's W bits (`spread`): with W >= M, copies of the message side by side, every
+other copy inverted, cut to W (every payload wire carries both values, neighbouring copies
+differ, and the payload names its packet and index exactly); with W < M, the message folded onto
+W bits by XOR (bit j: the XOR of the message bits i = j mod W), so every field still moves it.
+`PayloadWord` is the same function as logic, derived from the Python function on the unit
+vectors (`affine_logic`): wires and inverters for W >= M, a few XORs below. A checker compares
+the whole payload, so a flit of another packet, out of order, or with a flipped bit is an error.
 
 Random numbers. 32-bit Galois LFSRs (x^32+x^22+x^2+x+1, `lfsr_next`); each generator has two,
 seeded from its 32-bit seed (`seed_pair`). The Bernoulli LFSR advances 8 steps every enabled
@@ -47,8 +50,6 @@ Counters saturate: packets sent 32 bits, flits / packets received 32, errors 16,
 """
 from __future__ import annotations
 
-import zlib
-
 import numpy as np
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
@@ -87,27 +88,34 @@ def default_seeds(n: int) -> list[int]:
     return [((i + 1) * 0x9E3779B1) & MASK32 or 1 for i in range(n)]
 
 
-def crc_fields(layout: data.StructLayout) -> list[tuple[str, int]]:
-    """The fields the payload CRC covers, LSB first, with their widths."""
+def payload_fields(layout: data.StructLayout) -> list[tuple[str, int]]:
+    """The fields a payload is made of, LSB first, with their widths."""
     return [(k, layout[k].width) for k in ("seq", "packet", "src_ep", "src")]
 
 
-def _replicate(crc: int, bits: int) -> int:
+def spread(msg: int, msg_bits: int, bits: int) -> int:
+    """`msg` (msg_bits wide) spread over `bits` payload bits: copies side by side, every other
+    one inverted, when it fits; else folded onto `bits` by XOR (module docstring)."""
+    if bits >= msg_bits:
+        ones = (1 << msg_bits) - 1
+        out = 0
+        for k, lo in enumerate(range(0, bits, msg_bits)):
+            out |= (msg ^ (ones if k & 1 else 0)) << lo
+        return out & ((1 << bits) - 1)
     out = 0
-    for k in range(0, bits, 32):
-        out |= crc << k
-    return out & ((1 << bits) - 1)
+    for lo in range(0, msg_bits, bits):
+        out ^= (msg >> lo) & ((1 << bits) - 1)
+    return out
 
 
-def payload_crc(layout: data.StructLayout, src: int, src_ep: int, packet: int, seq: int) -> int:
+def payload_word(layout: data.StructLayout, src: int, src_ep: int, packet: int, seq: int) -> int:
     """The payload every flit of packet (src, src_ep, packet) carries at index seq."""
     vals = {"src": src, "src_ep": src_ep, "packet": packet, "seq": seq}
     msg, off = 0, 0
-    for k, w in crc_fields(layout):
+    for k, w in payload_fields(layout):
         msg |= (int(vals[k]) & ((1 << w) - 1)) << off
         off += w
-    crc = zlib.crc32(msg.to_bytes((off + 7) // 8, "little"))
-    return _replicate(crc, layout["payload"].width)
+    return spread(msg, off, layout["payload"].width)
 
 
 def bernoulli(state: int, load: int) -> tuple[bool, int]:
@@ -230,7 +238,7 @@ def affine_masks(fn, in_width: int, out_width: int) -> tuple[int, list[int]]:
 
 
 def affine_logic(x, fn, in_width: int, out_width: int):
-    """The value fn(x) as XOR logic (fn must be affine over GF(2), e.g. a CRC or LFSR steps)."""
+    """The value fn(x) as XOR logic (fn must be affine over GF(2), e.g. LFSR steps or `spread`)."""
     c, masks = affine_masks(fn, in_width, out_width)
     bits = []
     for j in range(out_width):
@@ -243,12 +251,12 @@ def lfsr_logic(state, steps: int):
     return affine_logic(state, lambda s: lfsr_next(s, steps), 32, 32)
 
 
-class PayloadCRC(wiring.Component):
-    """payload = payload_crc(layout, src, src_ep, packet, seq), combinational."""
+class PayloadWord(wiring.Component):
+    """payload = payload_word(layout, src, src_ep, packet, seq), combinational."""
 
     def __init__(self, layout: data.StructLayout):
         self.layout = layout
-        self.fields = crc_fields(layout)
+        self.fields = payload_fields(layout)
         members = {k: In(w) for k, w in self.fields}
         members["payload"] = Out(layout["payload"].width)
         super().__init__(members)
@@ -256,12 +264,10 @@ class PayloadCRC(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         width = sum(w for _, w in self.fields)
-        nbytes = (width + 7) // 8
         pb = len(self.payload)
         if pb:
             msg = Cat(*[getattr(self, k) for k, _ in self.fields])
-            crc = affine_logic(msg, lambda v: zlib.crc32(v.to_bytes(nbytes, "little")), width, 32)
-            m.d.comb += self.payload.eq(Cat(*([crc] * ((pb + 31) // 32)))[:pb])
+            m.d.comb += self.payload.eq(affine_logic(msg, lambda v: spread(v, width, pb), width, pb))
         return m
 
 
@@ -383,7 +389,7 @@ class TrafficGenerator(wiring.Component):
                 m.d.comb += [dst.eq(Array([Const(int(x), rb) for x in pr])[g]),
                              dst_ep.eq(Array([Const(int(x), eb) for x in pl])[g])]
             # constants: the flit takes them as they are (not through the per-packet registers),
-            # so synthesis folds them into the payload CRC
+            # so synthesis folds them into the payload
             return dst, dst_ep, Const(self.router, rb), Const(self.ep, eb), Const(0, rb), Const(0, HOPS_BITS), Const(1, 1)
         n, p = self.n, self.p
         if self.dsts == every_router_but(self.neighbour, n):        # an adder, not a table
@@ -477,18 +483,18 @@ class TrafficGenerator(wiring.Component):
                for k, v in fields.items() if not isinstance(v, Const)}
         fl = self.flit.payload
         hdr = {k: v if isinstance(v, Const) else Mux(head, v, cur[k]) for k, v in fields.items()}
-        crc = PayloadCRC(lay)
-        m.submodules.crc = crc
-        m.d.comb += [crc.src.eq(hdr["src"]), crc.src_ep.eq(hdr["src_ep"]), crc.packet.eq(packet), crc.seq.eq(seq)]
+        word = PayloadWord(lay)
+        m.submodules.payload = word
+        m.d.comb += [word.src.eq(hdr["src"]), word.src_ep.eq(hdr["src_ep"]), word.packet.eq(packet), word.seq.eq(seq)]
         m.d.comb += [self.flit.valid.eq(send), fl.head.eq(head), fl.tail.eq(tail), fl.vc.eq(vc)]
         header = [getattr(fl, k).eq(hdr[k]) for k in fields] + [fl.seq.eq(seq), fl.packet.eq(packet)]
         if self.lean:                    # contract.flit: a head carries the header, a body the payload
             with m.If(head):
                 m.d.comb += header
             with m.Else():
-                m.d.comb += fl.payload.eq(crc.payload ^ corrupt)
+                m.d.comb += fl.payload.eq(word.payload ^ corrupt)
         else:
-            m.d.comb += header + [fl.payload.eq(crc.payload ^ corrupt)]
+            m.d.comb += header + [fl.payload.eq(word.payload ^ corrupt)]
 
         with m.If(send):
             m.d.sync += seq.eq(Mux(tail, 0, seq + 1))
@@ -542,7 +548,7 @@ class TrafficChecker(wiring.Component):
     errors   Out  flits with at least one error (16 bits, saturating), counted two cycles after the flit
     error    Out  the previous cycle's flit had an error
 
-    Errors: payload != payload_crc(src, src_ep, packet, seq); head != (seq == 0) or tail !=
+    Errors: payload != payload_word(src, src_ep, packet, seq); head != (seq == 0) or tail !=
     (seq == L-1) or vc >= V; per VC (the flit's `vc`): a head while a packet is open, a body /
     tail with no open packet or with src / src_ep / packet differing from the open packet or seq
     not the next one. mode "eject": dst / dst_ep must name (router, ep). mode "network": dst must
@@ -558,8 +564,8 @@ class TrafficChecker(wiring.Component):
     Lean flits (contract.flit.FLIT_FORMATS) carry the header in heads only and the payload in bodies
     only: a head is checked for its destination (and strict fields) and seq 0 and opens its
     packet; a body's seq is the next one of its VC's open packet, and its payload must be
-    payload_crc of that packet's src, src_ep and packet id at that seq, so a body flit of another
-    packet, out of order, or corrupted shows as a CRC error.
+    payload_word of that packet's src, src_ep and packet id at that seq, so a body flit of another
+    packet, out of order, or corrupted shows as a payload error.
     """
 
     def __init__(self, layout: data.StructLayout, params: RouterParams, *, mode: str, router: int, ep: int = 0,
@@ -577,8 +583,8 @@ class TrafficChecker(wiring.Component):
         lay = self.layout
         f = self.flit.payload
         lean = bool(head_only_fields(lay))
-        crc = PayloadCRC(lay)
-        m.submodules.crc = crc
+        word = PayloadWord(lay)
+        m.submodules.payload = word
         is_open = [Signal(name=f"open{v}") for v in range(V)]
         o_src = [Signal(lay["src"].shape, name=f"src{v}") for v in range(V)]
         o_ep = [Signal(lay["src_ep"].shape, name=f"src_ep{v}") for v in range(V)]
@@ -589,19 +595,20 @@ class TrafficChecker(wiring.Component):
         seq = Signal(lay["seq"].shape)
         if lean:
             # a body flit carries only its payload: its packet is the one its VC's head opened
-            # and its index the next one, and the CRC over those is what it must carry
+            # and its index the next one, and the payload of those is what it must carry
             m.d.comb += [seq.eq(Mux(f.head, 0, sel(o_seq) + 1)),
-                         crc.src.eq(sel(o_src)), crc.src_ep.eq(sel(o_ep)), crc.packet.eq(sel(o_pk)), crc.seq.eq(seq),
                          cont.eq(Mux(f.head, ~sel(is_open) & (f.seq == 0), sel(is_open)))]
-            needs_crc = ~f.head
+            m.d.sync += [word.src.eq(sel(o_src)), word.src_ep.eq(sel(o_ep)), word.packet.eq(sel(o_pk)),
+                         word.seq.eq(seq)]
+            needs_payload = ~f.head
             ok = [f.tail == (seq == L - 1), cont]
         else:
+            m.d.sync += [word.src.eq(f.src), word.src_ep.eq(f.src_ep), word.packet.eq(f.packet), word.seq.eq(f.seq)]
             m.d.comb += [seq.eq(f.seq),
-                         crc.src.eq(f.src), crc.src_ep.eq(f.src_ep), crc.packet.eq(f.packet), crc.seq.eq(f.seq),
                          cont.eq(Mux(f.head, ~sel(is_open),
                                      sel(is_open) & (f.src == sel(o_src)) & (f.src_ep == sel(o_ep))
                                      & (f.packet == sel(o_pk)) & (f.seq == sel(o_seq) + 1)))]
-            needs_crc = Const(1)
+            needs_payload = Const(1)
             ok = [f.head == (f.seq == 0), f.tail == (f.seq == L - 1), cont]
         if (1 << len(f.vc)) > V:
             ok.append(f.vc < V)
@@ -637,15 +644,14 @@ class TrafficChecker(wiring.Component):
         good = Const(1)
         for c in ok:
             good = good & c
-        # two stages: in the flit's cycle the expected payload (the CRC over its packet's
-        # fields) and every other check, into registers; in the next the payload compare. The
-        # flit's cycle then ends at a register after the CRC's XOR trees, not after the 32-bit
-        # compare and the AND of every check behind them (the harness's longest path on ECP5)
-        valid_q, crc_q, payload_q = Signal(), Signal(len(crc.payload)), Signal(len(crc.payload))
-        needs_q, good_q = Signal(), Signal()
-        m.d.sync += [valid_q.eq(self.flit.valid), crc_q.eq(crc.payload), payload_q.eq(f.payload),
-                     needs_q.eq(needs_crc), good_q.eq(good)]
-        m.d.comb += self.error.eq(valid_q & ~(good_q & (~needs_q | (crc_q == payload_q))))
+        # two stages: in the flit's cycle the fields of the expected payload (those of the flit's
+        # packet) and every other check, into registers; in the next the payload compare. The
+        # flit's cycle then ends at a register after the VC's field select, not after the payload
+        # compare and the AND of every check behind them (the harness's longest path on ECP5);
+        # registering the message, not the payload it spreads to, takes M flip-flops, not W
+        valid_q, payload_q, needs_q, good_q = Signal(), Signal(len(word.payload)), Signal(), Signal()
+        m.d.sync += [valid_q.eq(self.flit.valid), payload_q.eq(f.payload), needs_q.eq(needs_payload), good_q.eq(good)]
+        m.d.comb += self.error.eq(valid_q & ~(good_q & (~needs_q | (word.payload == payload_q))))
         with m.If(self.flit.valid):
             for v in range(V):
                 with m.If(f.vc == v):
@@ -664,6 +670,6 @@ class TrafficChecker(wiring.Component):
         return m
 
 
-__all__ = ["LFSR_TAPS", "PATTERNS", "lfsr_next", "seed_pair", "default_seeds", "payload_crc", "crc_fields",
+__all__ = ["LFSR_TAPS", "PATTERNS", "lfsr_next", "seed_pair", "default_seeds", "payload_word", "payload_fields", "spread",
            "bernoulli", "draw_endpoint", "draw_neighbour", "every_router_but", "GeneratorModel", "NeighbourModel",
-           "affine_logic", "PayloadCRC", "TrafficGenerator", "TrafficChecker", "control_layout"]
+           "affine_logic", "PayloadWord", "TrafficGenerator", "TrafficChecker", "control_layout"]

@@ -1,4 +1,4 @@
-"""FPGA traffic tops (fpga/): UART, payload CRC, generators against their Python model, and the
+"""FPGA traffic tops (fpga/): UART, payload words, generators against their Python model, and the
 whole NetworkTrafficTop / RouterTrafficTop driven over a simulated UART, their reports compared
 with `GeneratorModel` + `NetworkSim` (and, for the network, every ejection cycle for cycle)."""
 import random
@@ -15,9 +15,8 @@ from amaranth.sim import Simulator
 from fpga import host
 from fpga.status import StatusBlock
 from fpga.tops import NetworkTrafficTop, RouterTrafficTop
-from fpga.traffic import (GeneratorModel, NeighbourModel, PayloadCRC, TrafficChecker, TrafficGenerator,
-                          default_seeds,
-                          lfsr_logic, lfsr_next, payload_crc)
+from fpga.traffic import (GeneratorModel, NeighbourModel, PayloadWord, TrafficChecker, TrafficGenerator,
+                          default_seeds, lfsr_logic, lfsr_next, payload_fields, payload_word, spread)
 from fpga.uart import UARTRx, UARTTx
 from hdl.network import build_routing
 from routing_logic.base import RouteState
@@ -152,14 +151,19 @@ def test_uart_bad_divisor():
             UARTRx(bad)
 
 
-# ---- payload CRC and LFSR logic -----------------------------------------------------------
-@pytest.mark.parametrize("routers,eps,payload_bits,id_bits", [(7, 1, 32, 16), (26, 2, 16, 16), (1064, 5, 40, 16),
-                                                               (26, 1, 32, 8)])
-def test_crc_logic_matches_reference(routers, eps, payload_bits, id_bits):
+# ---- payload words and LFSR logic ---------------------------------------------------------
+# (routers, endpoints, payload bits, packet id bits): a 64-bit payload holds two copies and a
+# part, 32 bits one and a part, 40 bits at 1,064 routers one and a part, 16 and 8 bits fold
+PAYLOAD_CASES = [(7, 1, 32, 16), (26, 2, 16, 16), (1064, 5, 40, 16), (26, 1, 32, 8), (104, 4, 64, 16),
+                 (26, 4, 8, 8)]
+
+
+@pytest.mark.parametrize("routers,eps,payload_bits,id_bits", PAYLOAD_CASES)
+def test_payload_logic_matches_reference(routers, eps, payload_bits, id_bits):
     params = RouterParams(payload_bits=payload_bits, packet_flits=4, packet_id_bits=id_bits)
     lay = flit_layout(routers, eps, params)
     assert lay["packet"].width == id_bits
-    dut = PayloadCRC(lay)
+    dut = PayloadWord(lay)
     rng = random.Random(routers)
     top_id = (1 << id_bits) - 1
     cases = [(rng.randrange(routers), rng.randrange(eps), rng.randrange(top_id + 1), rng.randrange(4))
@@ -170,13 +174,42 @@ def test_crc_logic_matches_reference(routers, eps, payload_bits, id_bits):
             for name, v in (("src", s), ("src_ep", se), ("packet", pk), ("seq", sq)):
                 ctx.set(getattr(dut, name), v)
             await ctx.delay(1e-9)
-            assert ctx.get(dut.payload) == payload_crc(lay, s, se, pk, sq), (s, se, pk, sq)
+            assert ctx.get(dut.payload) == payload_word(lay, s, se, pk, sq), (s, se, pk, sq)
 
     sim = Simulator(dut)
     sim.add_testbench(bench)
     sim.run()
-    # the reference is zlib's CRC-32: different packets give different payloads
-    assert len({payload_crc(lay, *c) for c in cases[:200]}) > 190
+
+
+@pytest.mark.parametrize("routers,eps,payload_bits,id_bits", PAYLOAD_CASES)
+def test_payload_names_its_packet(routers, eps, payload_bits, id_bits):
+    """A payload that holds the message holds it exactly, every other copy inverted, so two
+    flits of different packets or indices never carry the same one; a shorter payload is the
+    message folded, and each field bit alone moves it (a corrupted field shows)."""
+    params = RouterParams(payload_bits=payload_bits, packet_flits=4, packet_id_bits=id_bits)
+    lay = flit_layout(routers, eps, params)
+    widths = dict(payload_fields(lay))
+    M = sum(widths.values())
+    rng = random.Random(payload_bits)
+    cases = {(rng.randrange(routers), rng.randrange(eps), rng.randrange(1 << id_bits), rng.randrange(4))
+             for _ in range(300)}
+    words = {c: payload_word(lay, *c) for c in cases}
+    for (s, se, pk, sq), w in words.items():
+        msg = sq | pk << widths["seq"] | se << (widths["seq"] + id_bits) | s << (M - widths["src"])
+        assert w < 1 << payload_bits
+        if payload_bits >= M:
+            for k, lo in enumerate(range(0, payload_bits, M)):
+                copy = (w >> lo) ^ (((1 << M) - 1) if k & 1 else 0)
+                n = min(M, payload_bits - lo)
+                assert copy & ((1 << n) - 1) == msg & ((1 << n) - 1), (k, lo)
+        for field, width in widths.items():
+            for b in range(width):
+                c = {"src": s, "src_ep": se, "packet": pk, "seq": sq}
+                c[field] ^= 1 << b
+                assert payload_word(lay, c["src"], c["src_ep"], c["packet"], c["seq"]) != w, (field, b)
+    if payload_bits >= M:
+        assert len(set(words.values())) == len(words)
+    assert spread(0b101, 3, 9) == 0b101_010_101 and spread(0b1101, 4, 2) == 0b11 ^ 0b01
 
 
 def test_lfsr_logic_matches_reference():
@@ -266,7 +299,7 @@ def drive_generators(gens, params, cycles, ctl, rng, first_of=None, max_delay=7)
                 if valid:
                     f = unpack(lay, ctx.get(g.flit.payload.as_value()))
                     assert f["seq"] == seq[i] and f["head"] == (seq[i] == 0) and f["tail"] == (seq[i] == L - 1)
-                    assert f["payload"] == payload_crc(lay, f["src"], f["src_ep"], f["packet"], f["seq"])
+                    assert f["payload"] == payload_word(lay, f["src"], f["src_ep"], f["packet"], f["seq"])
                     if seq[i] == 0:
                         best = max(range(V), key=lambda v: (cr[v], -v))
                         assert f["vc"] == best, f"head on VC {f['vc']}, credits {cr}"
@@ -435,7 +468,7 @@ def test_checker_flags_each_error():
              **kw):
         f = dict(vc=vc, seq=seq, src=src, src_ep=src_ep, packet=packet, dst=dst, dst_ep=dst_ep, hops=hops, phase=phase,
                  head=int(seq == 0) if head is None else head, tail=int(seq == 2) if tail is None else tail, **kw)
-        f["payload"] = payload_crc(lay, src, src_ep, packet, seq) ^ flip
+        f["payload"] = payload_word(lay, src, src_ep, packet, seq) ^ flip
         return f
 
     good = [flit(0, 0), flit(1, 0, packet=3), flit(0, 1), flit(1, 1, packet=3), flit(0, 2), flit(1, 2, packet=3)]
@@ -478,7 +511,7 @@ def test_checker_flags_each_error():
 def test_lean_checker_flags_each_error():
     """Lean flits (contract.flit): heads carry the header, bodies only a payload. The checker knows a
     body's packet and index from its VC's head, so a body of another packet, out of order or
-    corrupted is a CRC error, and a head's destination, seq field and flags are checked."""
+    corrupted is a payload error, and a head's destination, seq field and flags are checked."""
     params = RouterParams(vcs=2, packet_flits=3)
     n, p = 7, 2
     lay = flit_layout(n, p, params, carried=(), fmt="lean")
@@ -489,7 +522,7 @@ def test_lean_checker_flags_each_error():
 
     def body(vc, seq, packet, src=5, src_ep=0, flip=0, tail=None):
         return dict(head=0, tail=int(seq == 2) if tail is None else tail, vc=vc,
-                    payload=payload_crc(lay, src, src_ep, packet, seq) ^ flip)
+                    payload=payload_word(lay, src, src_ep, packet, seq) ^ flip)
 
     cases = [
         (head(0, 9), 0), (head(1, 3), 0), (body(0, 1, 9), 0), (body(1, 1, 3), 0), (body(0, 2, 9), 0),
