@@ -670,6 +670,6 @@ class TrafficChecker(wiring.Component):
         return m
 
 
-__all__ = ["LFSR_TAPS", "PATTERNS", "lfsr_next", "seed_pair", "default_seeds", "payload_word", "payload_fields", "spread",
-           "bernoulli", "draw_endpoint", "draw_neighbour", "every_router_but", "GeneratorModel", "NeighbourModel",
+__all__ = ["LFSR_TAPS", "PATTERNS", "lfsr_next", "seed_pair", "default_seeds", "payload_word", "payload_fields",
+           "spread", "bernoulli", "draw_endpoint", "draw_neighbour", "every_router_but", "GeneratorModel", "NeighbourModel",
            "affine_logic", "PayloadWord", "TrafficGenerator", "TrafficChecker", "control_layout"]
