@@ -28,8 +28,9 @@ L divides 32, else 32 with the head: the same state at every head), and each hea
   neighbour emulators (RouterTrafficTop): dst router dsts[(r[0:12]·len(dsts)) >> 12] of its
   destination list `dsts` (every router but the neighbour, or with a minimal routing those of them
   whose route at the router under test does not lead back to the neighbour), source router
-  (r[12:24]·(n-1)) >> 12 skipping the router under test, dst_ep and src_ep (r[24:28]·p) >> 4 and (r[28:32]·p) >> 4; and, with x = r ^ (r >> 13), the header fields
-  an upstream router could have set: inter (x[0:12]·n) >> 12 (any router), hops 1 + x[12],
+  (r[12:24]·(n-1)) >> 12 skipping the router under test, dst_ep and src_ep (r[24:28]·p) >> 4
+  and (r[28:32]·p) >> 4; and, with x = r ^ (r >> 13), the header fields an upstream router
+  could have set: inter (x[0:12]·n) >> 12 (any router), hops 1 + x[12],
   phase x[13]. (The min and PolarStar units ignore inter and phase, the Polarized unit routes a
   phase-0 head minimally; randomizing them keeps the router's storage and logic for every header
   bit alive in a single-router synthesis. A field the layout does not carry, contract.flit
@@ -671,5 +672,5 @@ class TrafficChecker(wiring.Component):
 
 
 __all__ = ["LFSR_TAPS", "PATTERNS", "lfsr_next", "seed_pair", "default_seeds", "payload_word", "payload_fields",
-           "spread", "bernoulli", "draw_endpoint", "draw_neighbour", "every_router_but", "GeneratorModel", "NeighbourModel",
-           "affine_logic", "PayloadWord", "TrafficGenerator", "TrafficChecker", "control_layout"]
+           "spread", "bernoulli", "draw_endpoint", "draw_neighbour", "every_router_but", "GeneratorModel",
+           "NeighbourModel", "affine_logic", "PayloadWord", "TrafficGenerator", "TrafficChecker", "control_layout"]
