@@ -152,8 +152,11 @@ class NetworkTrafficTop(_TrafficTop):
         seeds = _check_common(net, params, seeds, net.num_endpoints)
         if net.num_endpoints < 2:
             raise ValueError(f"net: {net.num_endpoints} endpoint(s); traffic needs at least 2")
+        # the drop sum registered at every level: the report and LED 2 see it a few cycles late,
+        # and it no longer crosses the chip in one cycle (net26's critical path at some seeds)
         self.network = NetworkTop(net, routing, params, shared=False, routing_obj=routing_obj, header=header,
-                                  body_block_bits=body_block_bits, flit=flit, registered_fronts=registered_fronts)
+                                  body_block_bits=body_block_bits, flit=flit, registered_fronts=registered_fronts,
+                                  registered_drop_sum=True)
         top = self.network
         self.net, self.params, self.seeds, self.layout = net, params, seeds, top.layout
         E = top.E
