@@ -31,17 +31,19 @@ RouterTrafficTop (entry i = port i: sent by the generator on input port i, recei
 at output port i). sent = packets whose tail a generator sent, received = tails its checker
 saw, errors = flits failing a check, dropped = the routers' malformed-flit count since reset,
 enabled cycles = cycles spent started since the last 'C'. Counters saturate (0xFFFFFFFF,
-0xFFFF). The header is latched when the frame starts and each entry's 10 bytes when its first
-byte is sent, so every value in a frame is consistent with itself. Frame length 13 + 10·E bytes.
+0xFFFF). The header is latched when the frame starts. The entries' counters are a
+`fpga.counter_bank.CounterBank`: each entry's record is asked for when the one before it starts
+sending (the first with the header) and is latched whole within E + 2 cycles, so its three
+counters are from one cycle; it counts events up to then (a report taken while paused and
+drained is exact). Frame length 13 + 10·E bytes.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Module, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from hdl.arbiter import one_hot_select
-
+from .counter_bank import CounterBank
 from .traffic import control_layout
 
 MAGIC = (0xA5, 0x5A)
@@ -51,11 +53,13 @@ ARG_BYTES = {b"L": 1, b"T": 1, b"H": 1, b"N": 2, b"B": 1, b"X": 1}
 
 
 class StatusBlock(wiring.Component):
-    """Command parser, settings registers, enabled-cycle counter and report serializer.
+    """Command parser, settings registers, counters and report serializer.
 
     rx      In   bytes from the UART receiver (always ready)
     tx      Out  report bytes to the UART transmitter
-    sent[i], received[i], errors[i], dropped   In   the counters reported
+    events[i] In  entry i's counted events in this cycle: bit 0 a flit in error, bit 1 a packet
+                  received, bit 2 a packet sent (a tail); counted in `counters` (CounterBank)
+    dropped  In   the routers' drop count, reported as it is
     ctl     Out  control_layout(E) for every generator (running, load, pattern, shift, budget,
                  clear strobe)
     stall   Out  back-pressure probability (/256)
@@ -65,12 +69,15 @@ class StatusBlock(wiring.Component):
     """
 
     def __init__(self, E: int):
-        if not isinstance(E, int) or not 1 <= E < 1 << 16:
-            raise ValueError(f"E={E!r}: must be an integer in 1..65535")
+        if not isinstance(E, int) or isinstance(E, bool) or not 2 <= E < 1 << 16:
+            raise ValueError(f"E={E!r}: must be an integer in 2..65535")
         self.E = E
+        # an entry's record, least significant first: errors, received, sent (the frame sends
+        # the most significant byte first)
+        self.counters = CounterBank(E, (16, 32, 32))
         super().__init__({
             "rx": In(stream.Signature(8)), "tx": Out(stream.Signature(8)),
-            "sent": In(32).array(E), "received": In(32).array(E), "errors": In(16).array(E), "dropped": In(32),
+            "events": In(3).array(E), "dropped": In(32),
             "ctl": Out(control_layout(E)), "stall": Out(8), "corrupt": Out(1), "corrupt_index": Out(16),
             "cycles": Out(32), "reporting": Out(1)})
 
@@ -130,35 +137,38 @@ class StatusBlock(wiring.Component):
             m.d.sync += self.cycles.eq(self.cycles + 1)
 
         # ---- report frame ---------------------------------------------------------------------
+        bank = self.counters
+        m.submodules.counters = bank
+        m.d.comb += bank.clear.eq(ctl.clear)
+        for i in range(E):
+            m.d.comb += bank.events[i].eq(self.events[i])
         buf = Signal(96)                                # bytes to send, most significant first
         left = Signal(range(13))                        # bytes left in buf
-        entry = Signal(E + 1)                           # next entry to load, one-hot (bit E: none left)
+        entry = Signal(range(E + 1))                    # the entry asked of the counters (E: none left)
         total = Signal(8)                               # checksum so far
-        phase = Signal(2)                               # 0 idle, 1 header / entries, 2 checksum
-        # the next entry's record, selected by an AND-OR over the one-hot `entry`: at E = 26 the
-        # block takes a quarter fewer LUTs than with a multiplexer indexed by a binary entry number
-        record = Signal(80)
-        m.d.comb += record.eq(one_hot_select(entry, [Cat(self.errors[i], self.received[i], self.sent[i])
-                                                     for i in range(E)]))
-        m.d.comb += [self.reporting.eq(phase != 0), self.tx.valid.eq(phase != 0),
-                     self.tx.payload.eq(buf[88:96])]
+        phase = Signal(2)                               # 0 idle, 1 bytes of buf, 2 checksum, 3 waiting
+        m.d.comb += [self.reporting.eq(phase != 0), self.tx.valid.eq(phase[0] ^ phase[1]),
+                     self.tx.payload.eq(buf[88:96]), bank.index.eq(entry)]
         with m.If(phase == 2):
             m.d.comb += self.tx.payload.eq(total)
         with m.If(phase == 0):
             with m.If(start_report):
+                m.d.comb += [bank.index.eq(0), bank.request.eq(1)]
                 m.d.sync += [buf.eq(Cat(self.cycles, self.dropped, Const(E, 16), Const(MAGIC[1], 8),
                                         Const(MAGIC[0], 8))),
-                             left.eq(12), entry.eq(1), total.eq(0), phase.eq(1)]
+                             left.eq(12), entry.eq(0), total.eq(0), phase.eq(1)]
+        with m.Elif(phase == 3):                        # the next entry, once the counters have it
+            with m.If(bank.ready):
+                m.d.comb += [bank.index.eq(entry + 1), bank.request.eq(entry != E - 1)]
+                m.d.sync += [buf.eq(Cat(Const(0, 16), bank.record)), left.eq(10), entry.eq(entry + 1),
+                             phase.eq(1)]
         with m.Elif(self.tx.ready):
             with m.If(phase == 2):
                 m.d.sync += phase.eq(0)
             with m.Else():
                 m.d.sync += [total.eq(total + buf[88:96]), buf.eq(buf << 8), left.eq(left - 1)]
                 with m.If(left == 1):
-                    with m.If(entry[E]):
-                        m.d.sync += phase.eq(2)
-                    with m.Else():
-                        m.d.sync += [buf.eq(Cat(Const(0, 16), record)), left.eq(10), entry.eq(entry << 1)]
+                    m.d.sync += phase.eq(Mux(entry == E, 2, 3))
         return m
 
 

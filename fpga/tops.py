@@ -2,9 +2,10 @@
 
 All tops are `wiring.Component`s with `uart_rx: In(1)`, `uart_tx: Out(1)`, `leds: Out(8)` and
 the constructor `(net, routing, params, *, ..., seeds=None)`; the UART protocol and the
-report frame are in `fpga.status`. LEDs of the traffic tops: 0 running, 1 an error was counted, 2 the routers
-dropped a flit, 3 a generator backlog overflowed (the Python model is then no longer exact),
-4 heartbeat (clock / 2^24), 5 flit activity (stretched), 6 a report is being sent, 7 toggles on
+report frame are in `fpga.status`. LEDs of the traffic tops: 0 running, 1 a flit in error
+since the last clear, 2 the routers dropped a flit, 3 a generator backlog overflowed since the
+last clear (the Python model is then no longer exact), 4 heartbeat (clock / 2^24), 5 flit
+activity (stretched), 6 a report is being sent, 7 toggles on
 every received UART byte.
 
 * `NetworkTrafficTop`: the whole network (`hdl.network.NetworkTop`, one `Router` per router
@@ -100,18 +101,28 @@ class _TrafficTop(wiring.Component):
         dropped_q = Signal(32)
         m.d.sync += dropped_q.eq(dropped)
         m.d.comb += [self.uart_tx.eq(self.uart_out.tx), st.dropped.eq(dropped_q)]
-        any_err = Const(0)
-        any_ovf = Const(0)
+        # LEDs 1 and 3: a flit in error, a packet lost to a full backlog, since the last clear
+        any_err, any_ovf = Signal(name="any_error"), Signal(name="any_overflow")
+        errors, losses = [], []
         for i in range(self.E):
             g, c = self.generators[i], self.checkers[i]
+            # the error flag a cycle later, from a flip-flop: the checker's payload compare ends
+            # there, not in the counters
+            err_q = Signal(name=f"chk{i}_error_q")
+            m.d.sync += err_q.eq(c.error)
+            errors.append(err_q)
+            sent = Const(0)
             if g is not None:
                 m.submodules[f"gen{i}"] = g
-                m.d.comb += [g.ctl.eq(st.ctl), g.corrupt.eq(st.corrupt & (st.corrupt_index == i)),
-                             st.sent[i].eq(g.sent)]
-                any_ovf = any_ovf | (g.overflow != 0)
+                m.d.comb += [g.ctl.eq(st.ctl), g.corrupt.eq(st.corrupt & (st.corrupt_index == i))]
+                sent = g.tail_sent
+                losses.append(g.lost)
             m.submodules[f"chk{i}"] = c
-            m.d.comb += [c.clear.eq(st.ctl.clear), st.received[i].eq(c.packets), st.errors[i].eq(c.errors)]
-            any_err = any_err | (c.errors != 0)
+            m.d.comb += st.events[i].eq(Cat(err_q, c.tail, sent))
+        with m.If(st.ctl.clear):
+            m.d.sync += [any_err.eq(0), any_ovf.eq(0)]
+        with m.Else():
+            m.d.sync += [any_err.eq(any_err | Cat(*errors).any()), any_ovf.eq(any_ovf | Cat(*losses, Const(0)).any())]
         beat = Signal(HEARTBEAT_BITS)
         act = Signal(ACTIVITY_BITS)
         rx_toggle = Signal()
@@ -141,8 +152,11 @@ class NetworkTrafficTop(_TrafficTop):
         seeds = _check_common(net, params, seeds, net.num_endpoints)
         if net.num_endpoints < 2:
             raise ValueError(f"net: {net.num_endpoints} endpoint(s); traffic needs at least 2")
+        # the drop sum registered at every level: the report and LED 2 see it a few cycles late,
+        # and it no longer crosses the chip in one cycle (net26's critical path at some seeds)
         self.network = NetworkTop(net, routing, params, shared=False, routing_obj=routing_obj, header=header,
-                                  body_block_bits=body_block_bits, flit=flit, registered_fronts=registered_fronts)
+                                  body_block_bits=body_block_bits, flit=flit, registered_fronts=registered_fronts,
+                                  registered_drop_sum=True)
         top = self.network
         self.net, self.params, self.seeds, self.layout = net, params, seeds, top.layout
         E = top.E

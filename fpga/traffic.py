@@ -39,7 +39,7 @@ L divides 32, else 32 with the head: the same state at every head), and each hea
 `GeneratorModel` replays this in Python: the packets (source endpoint, destination endpoint,
 creation cycle = decision cycle + 1) the hardware creates, for `sim.network_sim.NetworkSim.add_packets`. It is exact
 while no backlog saturates (the backlog holds 65,535 packets; a packet created into a full
-backlog is lost and counted on the generator's `overflow` output, LED3 of the tops) and while
+backlog is lost, a pulse on the generator's `lost` output that lights LED3 of the tops) and while
 pattern / shift do not change with packets queued.
 
 `TrafficGenerator` follows the endpoint rules of docs/microarchitecture.md as
@@ -47,7 +47,9 @@ cosim/endpoints.py does: credits per local input VC initialised to B, returned b
 router's credit stream (visible the next cycle); a packet takes the VC with the most credits
 (ties: lowest) when its head is sent and keeps it; one flit per cycle; a packet created in cycle
 t can send its head in t. `TrafficChecker` checks every flit it sees (see its docstring).
-Counters saturate: packets sent 32 bits, flits / packets received 32, errors 16, overflow 16.
+Neither counts: each gives a pulse per packet (and the checker per error), which the tops count
+in the status block's `fpga.counter_bank.CounterBank` (packets sent and received 32 bits, errors
+16, saturating).
 """
 from __future__ import annotations
 
@@ -294,8 +296,9 @@ class TrafficGenerator(wiring.Component):
     credit   In   the router's credit_out of that port
     ctl      In   control_layout(E) from the status block
     corrupt  In   strobe: flip payload bit 0 of the next flit sent
-    sent     Out  packets sent (tails, counted a cycle later), 32 bits saturating, cleared by ctl.clear
-    overflow Out  packets lost to a full backlog, 16 bits saturating
+    tail_sent Out a tail was sent in the previous cycle (a registered pulse: the top's counters,
+                  fpga.counter_bank, take it across the chip)
+    lost     Out  a packet is lost to a full backlog in this cycle
     create   Out  a packet is created this cycle (for tests)
 
     Endpoint kind: router = its router, ep = its local index, e = its global endpoint index,
@@ -327,8 +330,8 @@ class TrafficGenerator(wiring.Component):
         if kind == "neighbour" and not (self.dsts and all(0 <= d < num_routers for d in self.dsts)):
             raise ValueError(f"dsts={dsts!r}: must be a non-empty list of router ids in 0..{num_routers - 1}")
         super().__init__({"flit": Out(flit_signature(layout)), "credit": In(credit_signature(params.vcs)),
-                          "ctl": In(control_layout(E)), "corrupt": In(1), "sent": Out(32),
-                          "overflow": Out(16), "create": Out(1)})
+                          "ctl": In(control_layout(E)), "corrupt": In(1), "tail_sent": Out(1),
+                          "lost": Out(1), "create": Out(1)})
 
     def _scaled(self, m, name, state, state_now, state_next, lo, n, scale, shift, advance, table=None):
         """(state[lo:lo+n] · scale) >> shift, where `state` is the LFSR state at reset (an int),
@@ -441,7 +444,7 @@ class TrafficGenerator(wiring.Component):
         at_most = Signal(name="backlog_at_most")
         below_most = Signal(init=most == 1, name="backlog_at_most_less_1")
         full = at_most | (below_most & create)
-        m.d.comb += [lost.eq(trial & full), decide.eq(trial & ~lost), self.create.eq(create)]
+        m.d.comb += [lost.eq(trial & full), decide.eq(trial & ~lost), self.create.eq(create), self.lost.eq(lost)]
         m.d.sync += create.eq(decide)
 
         # VC with the most credits, ties to the lowest: one-hot from every pair compared at once
@@ -530,12 +533,8 @@ class TrafficGenerator(wiring.Component):
                 m.d.sync += credits[v].eq(credits[v] + 1)
             above_flags(m, credits[v], inc, dec, [nz[v]])
         _sat_inc(m, created, decide, ctl.clear)
-        # counted a cycle after the tail: the counter sits by the status block's report
-        # multiplexer, across the chip, and a registered pulse is the only net that goes there
-        tail_sent = Signal()
-        m.d.sync += tail_sent.eq(send & tail)
-        _sat_inc(m, self.sent, tail_sent, ctl.clear)
-        _sat_inc(m, self.overflow, lost, ctl.clear)
+        # a registered pulse: it is counted by the status block's counters, across the chip
+        m.d.sync += self.tail_sent.eq(send & tail)
         return m
 
 
@@ -543,11 +542,10 @@ class TrafficChecker(wiring.Component):
     """Checks every flit leaving one router output port.
 
     flit     In   the output port's valid + flit
-    clear    In   clears the counters
-    flits    Out  flits seen (32 bits, saturating)
-    packets  Out  tails seen (32 bits, saturating)
-    errors   Out  flits with at least one error (16 bits, saturating), counted two cycles after the flit
+    tail     Out  the flit of this cycle is a tail (a packet received)
     error    Out  the previous cycle's flit had an error
+
+The tops count tails and errors in the status block (fpga.counter_bank).
 
     Errors: payload != payload_word(src, src_ep, packet, seq); head != (seq == 0) or tail !=
     (seq == L-1) or vc >= V; per VC (the flit's `vc`): a head while a packet is open, a body /
@@ -575,8 +573,7 @@ class TrafficChecker(wiring.Component):
             raise ValueError(f"mode={mode!r}: must be 'eject' or 'network'")
         self.layout, self.params, self.mode = layout, params, mode
         self.router, self.ep, self.n, self.p, self.strict = router, ep, num_routers, p, strict
-        super().__init__({"flit": In(flit_signature(layout)), "clear": In(1), "flits": Out(32),
-                          "packets": Out(32), "errors": Out(16), "error": Out(1)})
+        super().__init__({"flit": In(flit_signature(layout)), "tail": Out(1), "error": Out(1)})
 
     def elaborate(self, platform):
         m = Module()
@@ -661,13 +658,7 @@ class TrafficChecker(wiring.Component):
                         m.d.sync += [o_src[v].eq(f.src), o_ep[v].eq(f.src_ep), o_pk[v].eq(f.packet)]
                     with m.If(~f.head & ~is_open[v]):
                         m.d.sync += is_open[v].eq(0)      # a stray body flit opens nothing
-        _sat_inc(m, self.flits, self.flit.valid, self.clear)
-        _sat_inc(m, self.packets, self.flit.valid & f.tail, self.clear)
-        # counted a cycle after `error`: its compare ends at a register, so the checker's counter
-        # is not on the harness's longest path
-        error_q = Signal(name="error_q")
-        m.d.sync += error_q.eq(self.error)
-        _sat_inc(m, self.errors, error_q, self.clear)
+        m.d.comb += self.tail.eq(self.flit.valid & f.tail)
         return m
 
 

@@ -8,7 +8,10 @@ designs):
   credit[e]  Out  credits of endpoint e's local input VCs, returned by the router
   load       In   (table routing) {router, addr, data}: writes one row of one router's table
   dropped    Out  malformed flits dropped, summed over the routers (one counter of the sum of
-                  the routers' `drops`, equal to the sum of their `dropped` in every cycle)
+                  the routers' `drops`, equal to the sum of their `dropped` in every cycle; with
+                  `registered_drop_sum=True` every level of the sum is registered and it equals
+                  that sum `drop_lag` = ceil(log2 n) cycles earlier: for tops that only report it,
+                  `fpga.tops`, so the sum does not cross the chip in one cycle)
 
 The flit layout (`self.layout`, `contract.flit.flit_layout`) carries the optional header fields the
 routing unit reads (`header="routing"`, the default: none for `min` and `polarstar`, the phase
@@ -184,8 +187,10 @@ class NetworkTop(NetworkPlan, wiring.Component):
     """The network as one Amaranth component (ports in the module docstring)."""
 
     @quiet_on_error
-    def __init__(self, net: Network, *args, **kwargs):
+    def __init__(self, net: Network, *args, registered_drop_sum: bool = False, **kwargs):
         NetworkPlan.__init__(self, net, *args, **kwargs)
+        self.registered_drop_sum = bool(registered_drop_sum)
+        self.drop_lag = (net.num_routers - 1).bit_length() if self.registered_drop_sum else 0
         members = {
             "inject": In(flit_signature(self.layout)).array(self.E),
             "eject": Out(flit_signature(self.layout)).array(self.E),
@@ -265,13 +270,22 @@ class NetworkTop(NetworkPlan, wiring.Component):
                         m.d.comb += sig[r, name].eq(port_sig)
             drops.append(sig[r, "drops"])
 
+        level = "sync" if self.registered_drop_sum else "comb"
+
         def add(a, b, name):
             s_ = Signal(len(a) + 1, name=name)
-            m.d.comb += s_.eq(a + b)
+            m.d[level] += s_.eq(a + b)
+            return s_
+
+        def hold(a, name):              # a term without a partner: registered with its level
+            if level == "comb":
+                return a
+            s_ = Signal(len(a), name=name)
+            m.d.sync += s_.eq(a)
             return s_
         # `dropped` = the sum of the routers' counters, kept as one count of their last steps: a
         # few bits per router cross the chip instead of 32
-        m.d.comb += self.dropped.eq(running_count(m, balanced_sum(drops, add), "drop_total"))
+        m.d.comb += self.dropped.eq(running_count(m, balanced_sum(drops, add, hold), "drop_total"))
         return m
 
 
@@ -280,13 +294,14 @@ def plan(net: Network, routing: str = "polarstar", params: RouterParams = Router
     return NetworkPlan(net, routing, params, **kw)
 
 
-def balanced_sum(terms: list, add):
-    """The sum of `terms` as a balanced tree of `add(a, b, name)` (names drop_sum_{level}_{k})."""
+def balanced_sum(terms: list, add, hold=None):
+    """The sum of `terms` as a balanced tree of `add(a, b, name)` (names drop_sum_{level}_{k}), a
+    level's odd term passed on as `hold(term, name)` (as it is when None), ceil(log2 n) levels."""
     level = 0
     while len(terms) > 1:
         nxt = [add(terms[k], terms[k + 1], f"drop_sum_{level}_{k}") for k in range(0, len(terms) - 1, 2)]
         if len(terms) % 2:
-            nxt.append(terms[-1])
+            nxt.append(hold(terms[-1], f"drop_hold_{level}") if hold else terms[-1])
         terms, level = nxt, level + 1
     return terms[0]
 

@@ -53,6 +53,8 @@ FULL = tiers.full_only("CI budget: one option alone")
     # malformed flits of every kind: `dropped` (one counter of the routers' per-cycle drops)
     # must step with the model's drops in every cycle
     pytest.param("polarstar", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {"garbage": 12}, marks=FULL),
+    # the same with every level of the drop sum registered (the FPGA tops' network)
+    ("polarstar", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {"garbage": 12, "registered_drop_sum": True}),
     # (with the three-stage SA: also the separable-VA case below, in CI)
     pytest.param("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {"garbage": 12, **SA3}, marks=FULL),
     # a reset in the middle of heavy traffic and garbage (flits in every buffer, link and
@@ -91,6 +93,7 @@ def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, e
     per_kind = extra.pop("garbage", 0)
     reset_after = extra.pop("reset_after", 0)
     registered_fronts = extra.pop("registered_fronts", True)
+    registered_drop_sum = extra.pop("registered_drop_sum", False)
     params = RouterParams(vcs=vcs, alloc_iters=alloc_iters, **extra)
     cycles = 200
     model = NetworkSim(net, routing, params, "uniform", 0.7, seed=5, trace=100_000, vc_policy=vc_policy)
@@ -105,7 +108,9 @@ def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, e
     g_drop = model.garbage()["dropped"]
     dropped_before = np.concatenate([[0], np.cumsum(np.bincount(g_drop[g_drop >= 0], minlength=cycles + 1))])
     top = NetworkTop(net, routing, params, routing_obj=model.routing, shared=False, flit=flit,
-                     registered_fronts=registered_fronts)
+                     registered_fronts=registered_fronts, registered_drop_sum=registered_drop_sum)
+    lag = top.drop_lag
+    assert lag == ((net.num_routers - 1).bit_length() if registered_drop_sum else 0)
     rst = Signal()
     dut = ResetInserter({"sync": rst})(top)
     eps_n = net.endpoints.astype(np.int64)
@@ -118,7 +123,7 @@ def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, e
     pk = model.packets()
     eps = Endpoints(cfg, (pk["src"], pk["dst"], pk["created"]), garbage)
     checker = EjectChecker(eps, model.trace[:model.trace_len[0]])
-    drops = []
+    drops, router_sums = [], []
 
     if reset_after:        # other packets and garbage, at full load, before the reset
         pre = NetworkSim(net, routing, params, "uniform", 1.0, seed=23, vc_policy=vc_policy)
@@ -171,8 +176,10 @@ def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, e
         pending = []
         for t in range(cycles):
             drops.append(ctx.get(top.dropped))
-            # each router's own counter (what a lone router reports) sums to the same
-            assert sum(ctx.get(rt.dropped) for rt in top.routers) == drops[-1], t
+            # each router's own counter (what a lone router reports) sums to the same (`lag`
+            # cycles earlier with the registered sum)
+            router_sums.append(sum(ctx.get(rt.dropped) for rt in top.routers))
+            assert (router_sums[t - lag] if t >= lag else 0) == drops[-1], t
             # three-stage SA: every allocated input VC's own copy of its output VC's credit flags
             # equals those flags, and a free VC's copy is 0 (Router._held_credits)
             assert not any(ctx.get(rt.held_credit_error) for rt in top.routers if rt.held_credit_error is not None), t
@@ -190,8 +197,8 @@ def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, e
     assert checker.mismatch is None, f"first divergence from the model: {checker.mismatch}"
     expected = int((model.trace[:model.trace_len[0], 0] <= cycles).sum())
     assert checker.count == expected > 200
-    # `dropped` in cycle t counts the drops of cycles < t
-    assert drops == dropped_before[:cycles + 1].tolist()
+    # `dropped` in cycle t counts the drops of cycles < t (< t - lag)
+    assert drops == [int(dropped_before[max(t - lag, 0)]) for t in range(cycles + 1)]
     assert drops[-1] == model.dropped == eps.garbage_sent == (len(garbage[0]) if garbage else 0)
     assert index_bits(vcs) == top.layout["vc"].width
 
