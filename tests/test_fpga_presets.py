@@ -162,7 +162,9 @@ def test_presets_lists_names_and_figures(capsys):
 def test_sweep_takes_a_presets_options(tmp_path, monkeypatch):
     import fpga.sweep as sweep
     opts = sweep.sweep_options("target-100mhz", placer="heap", seed=None)
-    assert not set(opts) & set(DESIGN_FIELDS) and (opts["seed"], opts["abc"], opts["placer"]) == (get("target-100mhz").config().seed, "depth", "heap")
+    target_seed = get("target-100mhz").config().seed
+    assert not set(opts) & set(DESIGN_FIELDS)
+    assert (opts["seed"], opts["abc"], opts["placer"]) == (target_seed, "depth", "heap")
     with pytest.raises(ParameterError, match="vcs: not an option a sweep sets"):
         sweep.sweep_options(vcs=2)
     built = []
