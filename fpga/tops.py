@@ -5,8 +5,7 @@ the constructor `(net, routing, params, *, ..., seeds=None)`; the UART protocol 
 report frame are in `fpga.status`. LEDs of the traffic tops: 0 running, 1 a flit in error
 since the last clear, 2 the routers dropped a flit, 3 a generator backlog overflowed since the
 last clear (the Python model is then no longer exact), 4 heartbeat (clock / 2^24), 5 flit
-activity (stretched), 6 a report is being sent, 7 toggles on
-every received UART byte.
+activity (stretched), 6 a report is being sent, 7 toggles on every received UART byte.
 
 * `NetworkTrafficTop`: the whole network (`hdl.network.NetworkTop`, one `Router` per router
   with constants, `shared=False`), a `TrafficGenerator` and a `TrafficChecker` on every endpoint.

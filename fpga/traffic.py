@@ -545,7 +545,7 @@ class TrafficChecker(wiring.Component):
     tail     Out  the flit of this cycle is a tail (a packet received)
     error    Out  the previous cycle's flit had an error
 
-The tops count tails and errors in the status block (fpga.counter_bank).
+    The tops count tails and errors in the status block (fpga.counter_bank).
 
     Errors: payload != payload_word(src, src_ep, packet, seq); head != (seq == 0) or tail !=
     (seq == L-1) or vc >= V; per VC (the flit's `vc`): a head while a packet is open, a body /

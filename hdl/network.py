@@ -277,15 +277,14 @@ class NetworkTop(NetworkPlan, wiring.Component):
             m.d[level] += s_.eq(a + b)
             return s_
 
-        def hold(a, name):              # a term without a partner: registered with its level
-            if level == "comb":
-                return a
+        def hold(a, name):              # a registered level's term without a partner
             s_ = Signal(len(a), name=name)
             m.d.sync += s_.eq(a)
             return s_
         # `dropped` = the sum of the routers' counters, kept as one count of their last steps: a
         # few bits per router cross the chip instead of 32
-        m.d.comb += self.dropped.eq(running_count(m, balanced_sum(drops, add, hold), "drop_total"))
+        step = balanced_sum(drops, add, hold if self.registered_drop_sum else None)
+        m.d.comb += self.dropped.eq(running_count(m, step, "drop_total"))
         return m
 
 
