@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 
+from hdl.delay import KEEP_REGISTERS_YOSYS
 from topologies.errors import ParameterError
 
 from .build import FpgaConfig, body_block_bits, get_board, pipeline_report, tool_env, validate
@@ -100,7 +101,8 @@ def area(cfg: FpgaConfig, progress: bool = True) -> dict:
         (tmp / "router.v").write_text(verilog)
         runs = {}
         for kind, flat in (("kept", " -noflatten"), ("flat", "")):
-            script = f"read_verilog router.v; synth_ecp5{flat}{wide} -top router; tee -q -o {kind}.json stat -json"
+            script = (f"read_verilog router.v; proc; {KEEP_REGISTERS_YOSYS}; synth_ecp5{flat}{wide} -top router; "
+                      f"tee -q -o {kind}.json stat -json")
             runs[kind] = subprocess.Popen([env["YOSYS"], "-q", "-l", f"{kind}.log", "-p", script], cwd=tmp, env=env,
                                           stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
         stats = {}

@@ -519,13 +519,14 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
     nextpnr_opts = f"--report report.json --timing-allow-fail {nextpnr_options(cfg)}"
     synth_opts = "" if cfg.wide_luts else "-nowidelut"
     from hdl.buffer import BLOCK_RAM_YOSYS    # buffer bodies in block RAM: no read-write bypass (hdl/buffer.py)
+    from hdl.delay import KEEP_REGISTERS_YOSYS  # register copies stay copies (hdl/delay.py)
     # over-constraint: a preference on the design's clock net ("clk", the top's sync domain) beats
     # the constraint nextpnr derives from the PLL's dividers (Amaranth's own FREQUENCY NET line
     # names a net that synthesis renames, and nextpnr ignores it)
     prefs = f'FREQUENCY NET "clk" {pnr_constraint_mhz(freq, cfg.pnr_margin) * 1e6:.1f} HZ;' if cfg.pnr_margin else ""
     plan = platform.build(top, name="top", build_dir=str(out_dir), do_build=False, do_program=False,
                           nextpnr_opts=nextpnr_opts, synth_opts=synth_opts, add_preferences=prefs,
-                          script_after_read=BLOCK_RAM_YOSYS + _abc_script(cfg.abc))
+                          script_after_read=f"{BLOCK_RAM_YOSYS}\n{KEEP_REGISTERS_YOSYS}" + _abc_script(cfg.abc))
     plan.extract(str(out_dir))
     t_elab = time.monotonic() - t_start
     packed = "top.config" if board.family == "ecp5" else "top.asc"

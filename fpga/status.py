@@ -92,7 +92,9 @@ class StatusBlock(wiring.Component):
         shift_busy = Signal()
         start_report = Signal()
         m.d.comb += self.rx.ready.eq(1)
-        m.d.sync += [ctl.clear.eq(0), self.corrupt.eq(0)]
+        # 'R' starts the report a cycle after its byte: from a register, not from the byte's
+        # decoding, which reached the counter bank's record register across the chip
+        m.d.sync += [ctl.clear.eq(0), self.corrupt.eq(0), start_report.eq(0)]
         b = self.rx.payload
         with m.If(self.rx.valid):
             with m.If(need == 0):
@@ -104,7 +106,7 @@ class StatusBlock(wiring.Component):
                     with m.Case(ord("C")):
                         m.d.sync += ctl.clear.eq(1)
                     with m.Case(ord("R")):
-                        m.d.comb += start_report.eq(1)
+                        m.d.sync += start_report.eq(1)
                     for c, k in ARG_BYTES.items():
                         with m.Case(c[0]):
                             m.d.sync += [cmd.eq(b), need.eq(k)]

@@ -60,6 +60,7 @@ from amaranth.lib.wiring import In, Out
 
 from hdl.arbiter import one_hot_index
 from hdl.counter_flags import above_flags, flags_for
+from hdl.delay import KEEP
 from hdl.gf import const_mul, div_const
 from hdl.router import credit_signature, flit_signature
 from contract.flit import HOPS_BITS, OPTIONAL_FIELDS, index_bits, head_only_fields
@@ -376,10 +377,12 @@ class TrafficGenerator(wiring.Component):
             # the shift pattern's destination and the pattern, registered from the status block's
             # settings: read directly, its control register's net across the chip and the carry
             # chains were net26's critical path into its routers' input buffers (seeds 1-3); a
-            # setting applies a cycle later (settings are made while paused, status.py)
+            # setting applies a cycle later (settings are made while paused, status.py). The
+            # pattern's copies are equal in every generator: unless kept, synthesis merged them
+            # into one flip-flop whose net reached every router (net26's longest path at a seed)
             shifted = Signal(gb + 1, name="draw_shifted")
             by_shift = Signal(gb, init=e, name="draw_g_shift")
-            use_shift = Signal(name="draw_use_shift")
+            use_shift = Signal(name="draw_use_shift", attrs=KEEP)      # one per generator
             m.d.comb += shifted.eq(e + self.ctl.shift)
             m.d.sync += [by_shift.eq(Mux(shifted >= E, shifted - E, shifted)), use_shift.eq(self.ctl.pattern)]
             m.d.comb += g.eq(Mux(use_shift, by_shift, d + (d >= e)))
@@ -410,6 +413,42 @@ class TrafficGenerator(wiring.Component):
         phase = Signal(name="draw_phase")
         m.d.comb += [hops.eq(1 + x_bits[0]), phase.eq(x_bits[1])]
         return dst, dst_ep, src, src_ep, inter, hops, phase
+
+    def _send(self, m, packet, flags, create):
+        """`send`: the flit goes this cycle. From registers worked out in the cycle before from
+        the values the state takes (`packet`: mid, tail, cur_oh, best_oh, vc_oh; `flags`: the
+        credits' and the backlog's (> 0, > 1) flags): `queued`, a flit of the backlog or of the
+        packet started goes, or `at_head`, a packet created now may go (then `send` = `queued` |
+        `create` & `at_head`). The same as deciding from the state now; decided so, the send logic
+        reached the router's input logic and back into the generator's credits (the harness's
+        longest path on the ECP5, at net26 and the target router). Two copies, which synthesis
+        keeps (`KEEP`): one for the generator's state, one for the flit's valid at the router.
+        `create` is ORed in after the registers: from the creation logic, by the status block,
+        into the register by the router was the longest path when it went into them."""
+        mid, tail, cur_oh, best_oh, vc_oh = packet
+        credit_gt, backlog_gt = flags
+        V = self.params.vcs
+        copies = []
+        for name in ("send", "send_valid"):
+            queued, at_head = Signal(name=f"{name}_queued", attrs=KEEP), Signal(name=f"{name}_at_head", attrs=KEEP)
+            s = Signal(name=name)
+            m.d.comb += s.eq(queued | (create & at_head))
+            copies.append((queued, at_head, s))
+        send = copies[0][2]
+        start = send & ~mid
+
+        def next_flag(up, down, gt):        # above_flags' step of flag 0
+            return Mux(up & ~down, 1, Mux(down & ~up, gt[1], gt[0]))
+        nz_next = Cat(*[next_flag(self.credit.valid & (self.credit.payload == v), send & vc_oh[v], credit_gt[v])
+                        for v in range(V)])
+        backlog_next = next_flag(create & ~start, start & ~create, backlog_gt)
+        mid_next = Mux(send, ~tail, mid)
+        cur_next = Mux(start, best_oh, cur_oh)
+        for queued, at_head, _ in copies:
+            m.d.sync += [queued.eq(Mux(mid_next, (cur_next & nz_next).any(), backlog_next & nz_next.any())),
+                         at_head.eq(~mid_next & nz_next.any())]
+        m.d.comb += self.flit.valid.eq(copies[1][2])
+        return send
 
     def elaborate(self, platform):
         m = Module()
@@ -449,10 +488,11 @@ class TrafficGenerator(wiring.Component):
 
         # VC with the most credits, ties to the lowest: one-hot from every pair compared at once
         # (a wins if above every earlier VC and not below any later one), and whether VCs and the
-        # backlog are empty from flags kept beside their counters: the generator's credit loop
-        # (credits -> choice -> send -> credits) is then a few logic levels from flip-flops
-        nz = [flags_for(credits[v], 1, f"credits{v}")[0] for v in range(V)]
-        backlog_nz = flags_for(backlog, 1, "backlog")[0]
+        # backlog hold more than 0 and 1 from flags kept beside their counters: the generator's
+        # credit loop (credits -> choice -> send -> credits) is then a few logic levels from
+        # flip-flops
+        credit_gt = [flags_for(credits[v], 2, f"credits{v}") for v in range(V)]
+        backlog_gt = flags_for(backlog, 2, "backlog")
         if V > 1:
             best_oh = Cat(*[Cat(*[(credits[a] > credits[b]) if b < a else (credits[a] >= credits[b])
                                   for b in range(V) if b != a]).all() for a in range(V)])
@@ -465,11 +505,9 @@ class TrafficGenerator(wiring.Component):
         vc = Signal(range(V))
         vc_oh = Signal(V)
         m.d.comb += [vc.eq(Mux(mid, cur_vc, best_vc)), vc_oh.eq(Mux(mid, cur_oh, best_oh))]
-        has_credit = (cur_oh & Cat(*nz)).any()
-        send = Signal()
-        m.d.comb += send.eq(Mux(mid, has_credit, (backlog_nz | create) & Cat(*nz).any()))
         head = ~mid
         tail = seq == L - 1
+        send = self._send(m, (mid, tail, cur_oh, best_oh, vc_oh), (credit_gt, backlog_gt), create)
         # the destination LFSR advances DEST_STEPS per packet: DEST_STEPS / L with every flit when
         # L divides it (the same state at every head; a 32-step XOR network is ~170 LUT4, an
         # 8-step one ~25), else all at the head
@@ -490,7 +528,7 @@ class TrafficGenerator(wiring.Component):
         word = PayloadWord(lay)
         m.submodules.payload = word
         m.d.comb += [word.src.eq(hdr["src"]), word.src_ep.eq(hdr["src_ep"]), word.packet.eq(packet), word.seq.eq(seq)]
-        m.d.comb += [self.flit.valid.eq(send), fl.head.eq(head), fl.tail.eq(tail), fl.vc.eq(vc)]
+        m.d.comb += [fl.head.eq(head), fl.tail.eq(tail), fl.vc.eq(vc)]
         header = [getattr(fl, k).eq(hdr[k]) for k in fields] + [fl.seq.eq(seq), fl.packet.eq(packet)]
         if self.lean:                    # contract.flit: a head carries the header, a body the payload
             with m.If(head):
@@ -514,7 +552,7 @@ class TrafficGenerator(wiring.Component):
             m.d.sync += backlog.eq(backlog + 1)
         with m.Elif(start & ~create):
             m.d.sync += backlog.eq(backlog - 1)
-        above_flags(m, backlog, create & ~start, start & ~create, [backlog_nz])
+        above_flags(m, backlog, create & ~start, start & ~create, backlog_gt)
         with m.If(create & ~start):
             m.d.sync += [at_most.eq(below_most), below_most.eq(backlog == most - 2 if most >= 2 else 0)]
         with m.Elif(start & ~create):
@@ -531,7 +569,7 @@ class TrafficGenerator(wiring.Component):
                 m.d.sync += credits[v].eq(credits[v] - 1)
             with m.Elif(inc & ~dec):
                 m.d.sync += credits[v].eq(credits[v] + 1)
-            above_flags(m, credits[v], inc, dec, [nz[v]])
+            above_flags(m, credits[v], inc, dec, credit_gt[v])
         _sat_inc(m, created, decide, ctl.clear)
         # a registered pulse: it is counted by the status block's counters, across the chip
         m.d.sync += self.tail_sent.eq(send & tail)

@@ -4,7 +4,8 @@ The one helper behind every registered hop of a stream: the link and credit late
 inputs (hdl/router.py), the link registers of a network netlist (hdl/network.py) and the register
 where a router's flit output meets a traffic top's checker (fpga/tops.py); and `count_down`, the
 cycles until a launched request's answer is back (the allocator variants of
-benchmarks/bench_va_ceiling.py); `register`, one stage of anything.
+benchmarks/bench_va_ceiling.py); `register`, one stage of anything, and `KEEP`, the attribute of a
+register that must stay a copy of its own.
 """
 from __future__ import annotations
 
@@ -29,9 +30,18 @@ def delay_line(m: Module, valid, payload, stages: int, name: str, shape=None):
     return valid, payload
 
 
-def register(m: Module, value, name: str, reset_less: bool = False):
-    """`value` a cycle later, in a register shaped like it (reset to its init)."""
-    r = Signal.like(value, name=name, reset_less=reset_less)
+# Yosys, after reading Amaranth's RTLIL: the flip-flops of a signal marked `KEEP` stay its own.
+# Synthesis otherwise merges registers of equal inputs into one (opt_merge), and the copy made so
+# that each reader has a register nearby (a short net) becomes one net to every reader again.
+KEEP = {"keep": 1}
+KEPT_REGISTERS = r"a:keep %ci1:+$dff[Q] c:* %i"           # a Yosys selection: the cells to keep
+KEEP_REGISTERS_YOSYS = f"setattr -set keep 1 {KEPT_REGISTERS}"
+
+
+def register(m: Module, value, name: str, reset_less: bool = False, keep: bool = False):
+    """`value` a cycle later, in a register shaped like it (reset to its init). keep: a copy
+    synthesis does not merge with registers of the same value (`KEEP_REGISTERS_YOSYS`)."""
+    r = Signal.like(value, name=name, reset_less=reset_less, attrs=KEEP if keep else {})
     m.d.sync += r.eq(value)
     return r
 
@@ -51,4 +61,4 @@ def count_down(m: Module, counter, launch, trip: int, idle=None):
         m.d.sync += idle.eq(~launch & (counter <= 1))
 
 
-__all__ = ["count_down", "delay_line", "register"]
+__all__ = ["KEEP", "KEEP_REGISTERS_YOSYS", "KEPT_REGISTERS", "count_down", "delay_line", "register"]

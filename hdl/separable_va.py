@@ -123,7 +123,12 @@ def separable_va(m: Module, P: int, V: int, ovcs_of, req_valid, req_o, req_w, bu
             with m.If(launch[v]):
                 m.d.sync += pend[v].eq(1)
             with m.Elif(got):
-                m.d.sync += [pend[v].eq(0), tslot[v].eq(0)]
+                m.d.sync += pend[v].eq(0)
+            # a VC that wins has a target, so it is waiting and does not launch: the target's
+            # clear need not wait for the launch arbiter (it was the end of the launch cycle's
+            # longest path on ECP5, at the far end of the router from the arbiter)
+            with m.If(got):
+                m.d.sync += tslot[v].eq(0)
             won_w[iv] = pend_w[v]
     return won, set_busy, won_w
 

