@@ -38,10 +38,9 @@ KEPT_REGISTERS = r"a:keep %ci1:+$dff[Q] c:* %i"           # a Yosys selection: t
 KEEP_REGISTERS_YOSYS = f"setattr -set keep 1 {KEPT_REGISTERS}"
 
 
-def register(m: Module, value, name: str, reset_less: bool = False, keep: bool = False):
-    """`value` a cycle later, in a register shaped like it (reset to its init). keep: a copy
-    synthesis does not merge with registers of the same value (`KEEP_REGISTERS_YOSYS`)."""
-    r = Signal.like(value, name=name, reset_less=reset_less, attrs=KEEP if keep else {})
+def register(m: Module, value, name: str, reset_less: bool = False):
+    """`value` a cycle later, in a register shaped like it (reset to its init)."""
+    r = Signal.like(value, name=name, reset_less=reset_less)
     m.d.sync += r.eq(value)
     return r
 

