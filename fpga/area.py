@@ -6,11 +6,11 @@ The router is built exactly as the `router` design builds it (`NetworkPlan.make_
 id; with a minimal unit, without u-turn paths, as in a network), so the figures are those of one
 router of SPEC with P ports, V VCs, B-deep buffers and W-bit flit data. With the hierarchy kept,
 Yosys cannot optimize across component boundaries, so the total differs from (mostly exceeds) a
-flattened synthesis's. That one is run too, in
-parallel, and reported as `flattened`: what a build's router costs before nextpnr packs it. The
-component shares are of the unflattened total. LUT sites count a CCU2C (carry) cell as two LUT4s;
-with wide LUTs (the default) a PFUMX / L6MUX21 joins LUT4s into a 5- / 6-input function inside a
-slice and takes no LUT site of its own.
+flattened synthesis's. That one is run too, in parallel, with the build's abc9 script (`--abc`;
+the kept hierarchy takes synth_ecp5's own), and reported as `flattened`: what a build's router
+costs before nextpnr packs it. The component shares are of the unflattened total. LUT sites count
+a CCU2C (carry) cell as two LUT4s; with wide LUTs (the default) a PFUMX / L6MUX21 joins LUT4s
+into a 5- / 6-input function inside a slice and takes no LUT site of its own.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ import time
 from hdl.delay import KEEP_REGISTERS_YOSYS
 from topologies.errors import ParameterError
 
-from .build import FpgaConfig, body_block_bits, get_board, pipeline_report, tool_env, validate
+from .build import FpgaConfig, abc_script, body_block_bits, get_board, pipeline_report, tool_env, validate
 
 # (key, what it is, module-name pattern below the router); "core" takes the router module itself
 COMPONENTS = (
@@ -101,9 +101,12 @@ def area(cfg: FpgaConfig, progress: bool = True) -> dict:
         (tmp / "router.v").write_text(verilog)
         runs = {}
         for kind, flat in (("kept", " -noflatten"), ("flat", "")):
-            script = (f"read_verilog router.v; proc; {KEEP_REGISTERS_YOSYS}; synth_ecp5{flat}{wide} -top router; "
-                      f"tee -q -o {kind}.json stat -json")
-            runs[kind] = subprocess.Popen([env["YOSYS"], "-q", "-l", f"{kind}.log", "-p", script], cwd=tmp, env=env,
+            # as the build synthesizes (fpga.build): register copies kept, wide LUTs or not, and
+            # flattened, its abc9 script (`depth` on the kept hierarchy ran for over 13 minutes)
+            abc = abc_script(cfg.abc) if kind == "flat" else ""
+            (tmp / f"{kind}.ys").write_text(f"read_verilog router.v\nproc\n{KEEP_REGISTERS_YOSYS}{abc}\n"
+                                            f"synth_ecp5{flat}{wide} -top router\ntee -q -o {kind}.json stat -json\n")
+            runs[kind] = subprocess.Popen([env["YOSYS"], "-q", "-l", f"{kind}.log", "-s", f"{kind}.ys"], cwd=tmp, env=env,
                                           stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
         stats = {}
         for kind, proc in runs.items():
@@ -124,7 +127,7 @@ def area(cfg: FpgaConfig, progress: bool = True) -> dict:
         "depth": params.depth, "flit_width": params.payload_bits, "flit_bits": router.layout.size, "header": cfg.header, "flit": cfg.flit,
         "body_bram_bits": router.body_block_bits,
         **pipeline_report(params, routing.vc_policy.name),
-        "va_arbiters": P * V, "wide_luts": cfg.wide_luts,
+        "va_arbiters": P * V, "wide_luts": cfg.wide_luts, "abc": cfg.abc,
         "components": [{"component": key, "what": what, **parts[key], "lut_sites": lut_sites(parts[key]),
                         "share": round(lut_sites(parts[key]) / sites, 4) if sites else 0.0}
                        for key, what, _ in COMPONENTS],

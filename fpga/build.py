@@ -184,7 +184,7 @@ def _choice(name: str, value: str, allowed) -> str:
     return value
 
 
-def _abc_script(name: str) -> str:
+def abc_script(name: str) -> str:
     """Yosys commands that set synth_ecp5's abc9 script (none for the default)."""
     script = ABC_SCRIPTS[name]
     return "" if script is None else f"\nscratchpad -set abc9.script {script}"
@@ -526,7 +526,7 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
     prefs = f'FREQUENCY NET "clk" {pnr_constraint_mhz(freq, cfg.pnr_margin) * 1e6:.1f} HZ;' if cfg.pnr_margin else ""
     plan = platform.build(top, name="top", build_dir=str(out_dir), do_build=False, do_program=False,
                           nextpnr_opts=nextpnr_opts, synth_opts=synth_opts, add_preferences=prefs,
-                          script_after_read=f"{BLOCK_RAM_YOSYS}\n{KEEP_REGISTERS_YOSYS}" + _abc_script(cfg.abc))
+                          script_after_read=f"{BLOCK_RAM_YOSYS}\n{KEEP_REGISTERS_YOSYS}" + abc_script(cfg.abc))
     plan.extract(str(out_dir))
     t_elab = time.monotonic() - t_start
     packed = "top.config" if board.family == "ecp5" else "top.asc"

@@ -41,7 +41,9 @@ def one_hot_index(m: Module, onehot, n: int):
 
 def one_hot_select(sel, values):
     """The value whose bit of `sel` is set (`sel` one-hot; 0 when no bit is set): an AND-OR per
-    bit, which a registered one-hot select keeps cheap where a binary index would need decoding."""
+    bit, which a registered one-hot select keeps cheap where a binary index would need decoding.
+    The OR is a chain: as a balanced tree the target's crossbar took 583 fewer TRELLIS_COMB but
+    placed and routed worse (docs/fpga_results_log.md, 2026-11-29, night)."""
     values = [Value.cast(v) for v in values]
     width = max(len(v) for v in values)
     return functools.reduce(operator.or_, [v & sel[i].replicate(width) for i, v in enumerate(values)])

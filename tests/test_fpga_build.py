@@ -588,6 +588,9 @@ def test_area_breakdown_by_component():
     assert parts["w"]["vc_allocator"]["lut_sites"] == parts["n"]["vc_allocator"]["lut_sites"] > 0
     assert parts["w"]["switch_traversal"]["LUT4"] > parts["n"]["switch_traversal"]["LUT4"] + 32
     assert parts["w"]["input_units"]["TRELLIS_DPR16X4"] > parts["n"]["input_units"]["TRELLIS_DPR16X4"]
+    # --abc: the flattened run synthesizes with the build's script, the kept hierarchy with synth_ecp5's
+    deep = area(dataclasses.replace(cfg, abc="depth"), progress=False)
+    assert (narrow["abc"], deep["abc"]) == ("default", "depth") and deep["total"] == narrow["total"]
     lean = area(dataclasses.replace(cfg, wide_luts=False), progress=False)
     assert lean["total"]["PFUMX"] == lean["total"]["L6MUX21"] == lean["flattened"]["PFUMX"] == 0 < narrow["total"]["PFUMX"]
     assert lean["total"]["TRELLIS_DPR16X4"] == narrow["total"]["TRELLIS_DPR16X4"]

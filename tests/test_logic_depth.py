@@ -123,14 +123,14 @@ class ArbiterBesideChain(wiring.Component):
 
 def test_abc_depth_script_keeps_short_paths_short(tmp_path):
     """synth_ecp5's default abc9 script deepens the arbiter's paths to the depth of the chain
-    beside it; `--abc depth` (the script the build passes, fpga.build._abc_script) keeps them at
+    beside it; `--abc depth` (the script the build passes, fpga.build.abc_script) keeps them at
     the arbiter's own depth."""
-    from fpga.build import _abc_script
+    from fpga.build import abc_script
     (tmp_path / "top.il").write_text(rtlil.convert(ArbiterBesideChain(), name="top"))
     env = tool_env("ecp5")
     levels = {}
     for abc in ("default", "depth"):
-        script = f"read_rtlil top.il{_abc_script(abc)}\nsynth_ecp5 -top top\nwrite_json {abc}.json\n"
+        script = f"read_rtlil top.il{abc_script(abc)}\nsynth_ecp5 -top top\nwrite_json {abc}.json\n"
         (tmp_path / f"{abc}.ys").write_text(script)
         subprocess.run([env["YOSYS"], "-q", "-s", f"{abc}.ys"], cwd=tmp_path, env=env, check=True)
         eps = {e.name: e for e in census(str(tmp_path / f"{abc}.json"))}

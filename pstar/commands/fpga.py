@@ -111,7 +111,7 @@ def add_parser(sub):
     _preset_flag(a, " (its router: SPEC, sizes, router options)")
     add_build_arguments(a, AREA_DESIGN)
     add_router_flags(a)
-    add_build_arguments(a, (*BUFFER_FLAGS, "wide_luts"))
+    add_build_arguments(a, (*BUFFER_FLAGS, "wide_luts", "abc"))
     a.add_argument("--quiet", action="store_true", help="no progress on stderr")
     a.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     s = fsub.add_parser("sweep", help="the area/Fmax table: router P, V, B, W and routing unit vs q (ECP5)")
@@ -183,6 +183,7 @@ def _area_result(args) -> Result:
             f"{', credit latency %d' % rep['credit_latency'] if rep['credit_latency'] > 1 else ''}"
             ", ECP5 cells with the hierarchy kept"
             f"{'' if rep['wide_luts'] else ', no wide LUTs'}"
+            f"{'' if rep['abc'] == 'default' else ', abc ' + rep['abc']}"
             f"{'; preset ' + rep['preset'] if rep['preset'] else ''}")
     return Result(rep, head + "\n\n" + area_table(rep))
 
