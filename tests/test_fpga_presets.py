@@ -281,3 +281,13 @@ def test_the_docs_show_presets_not_option_lines():
         commands = re.sub(r"\\\n\s*", " ", text)               # continued lines as one command
         long = [c for c in re.findall(r"(pstar fpga (?:build|area|sweep)[^\n`]*)", commands) if len(c) > 100]
         assert not long, long
+
+
+def test_the_readme_figures_are_the_presets():
+    """The README's preset lines quote each preset's last measured median, rounded to a MHz."""
+    import re
+    readme = (ROOT / "README.md").read_text()
+    figures = {name: int(mhz) for name, mhz in re.findall(r"--preset ([\w-]+) --json +#[^\n]*?(\d+) MHz", readme)}
+    assert set(figures) >= {"target-100mhz", "net26"}, figures
+    for name, mhz in figures.items():
+        assert mhz == round(get(name).measured["fmax_median_mhz"]), (name, mhz)
