@@ -13,13 +13,15 @@ gave the endpoints. Per chunk, Python checks that:
   - `dropped` steps exactly when the model drops garbage (one cycle later, as read).
 The first difference is reported with its cycle, endpoint and decoded flit.
 
-`replay(spec, routing, vcs, load, cycles, ...)` -> report dict (flits, credits, drops, speed).
+`replay(spec, routing, vcs, load, cycles, ...)` -> report dict (flits, credits, drops, speed, and the CPU seconds of
+each side: `python_cpu_s`, the model and the checks; `rtl_cpu_s`, the Verilator process).
 """
 from __future__ import annotations
 
 import itertools
 import os
 import pathlib
+import resource
 import subprocess
 import sys
 import time
@@ -196,6 +198,14 @@ class ReplayRTL:
         if len(data) != n:
             raise RuntimeError(f"the Verilator harness stopped (exit {self.proc.wait()})")
         return data
+
+
+def _children_cpu() -> float:
+    """CPU seconds (user + system) of this process's finished children so far: the harness
+    process's, once `ReplayRTL.close` has waited for it (the Verilator build's are counted before
+    the replay starts)."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
 
 
 class _Matcher:
@@ -420,7 +430,8 @@ def replay(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: in
                                    netlist=engine == "netlist")
     ls = _Lockstep(model, cfg, Flits({k: tuple(v) for k, v in cfg["fields"].items()}), tamper)
     rtl, mismatch, t_done = None, None, 0
-    t_start = time.perf_counter()
+    t_start, cpu_start = time.perf_counter(), time.process_time()
+    rtl_cpu_start = _children_cpu()
     report_every = max(chunk, cycles // 10)
     try:
         rtl = ReplayRTL(str(pathlib.Path(meta["build_dir"]) / "sim" / "replay"), cfg["E"], cfg["W"], cfg["vb"],
@@ -448,6 +459,7 @@ def replay(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: in
         if rtl is not None:
             rtl.close()
     seconds = time.perf_counter() - t_start
+    cpu = {"python": time.process_time() - cpu_start, "rtl": _children_cpu() - rtl_cpu_start}
     return {"spec": spec, "routing": routing, "vcs": vcs, "load": load, "fail": fail, "cycles": cycles,
             "engine": engine, "threads": threads,
             "drain_cycles": max(0, t_done - cycles), "flits_matched": ls.ejects.count,
@@ -457,6 +469,8 @@ def replay(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: in
             "packets_abandoned": model.abandoned_packets, "max_packet_latency": ls.max_total,
             "max_network_latency": ls.max_net,
             "seconds": round(seconds, 2), "cycles_per_s": round(t_done / seconds, 1),
+            **{f"{k}_cpu_s": round(v, 2) for k, v in cpu.items()},
+            **{f"{k}_cycles_per_cpu_s": round(t_done / v, 1) if v > 0 else None for k, v in cpu.items()},
             "build": {k: meta[k] for k in ("elaborate_s", "verilator_s", "build_dir")}, "model": model}
 
 

@@ -10,6 +10,8 @@ catches a moved flit and a missing credit and names them, and they run the 104-r
 Polarized) for 20,000 cycles near saturation (issue: every ejected flit in cycle, endpoint and
 contents).
 """
+import os
+
 import numpy as np
 import pytest
 
@@ -62,6 +64,11 @@ def test_replay_matches_model_with_garbage_and_drain(engine, threads):
     assert rep["dropped"] == model.dropped == model.garbage_sent == n
     assert rep["packets_abandoned"] > 0 and rep["in_flight_at_end"] == 0
     assert 0 < rep["max_network_latency"] <= rep["max_packet_latency"]
+    # each side's CPU time is counted (the harness's once it has quit), within what the wall time allows
+    for side in ("python", "rtl"):
+        assert 0 < rep[f"{side}_cpu_s"] <= os.cpu_count() * rep["seconds"] + 0.5, (side, rep)
+        cycles = rep["cycles"] + rep["drain_cycles"]
+        assert rep[f"{side}_cycles_per_cpu_s"] == pytest.approx(cycles / rep[f"{side}_cpu_s"], rel=0.05)
 
 
 # CI: 2,000 cycles of each routing (a Verilator build each); the full tier 20,000
@@ -84,7 +91,8 @@ def test_replay_104_routers_near_saturation(routing, vcs, load, cycles):
     assert rep["mismatch"] is None, rep["mismatch"]
     assert rep["flits_matched"] == model.ejected_flits > 0.5 * load * cycles * model.net.num_endpoints
     assert rep["credits_matched"] >= rep["flits_matched"]
-    print(f"\n104 routers, {routing}: {rep['flits_matched']} flits, {rep['cycles_per_s']} cycles/s, build {rep['build']}")
+    print(f"\n104 routers, {routing}: {rep['flits_matched']} flits, {rep['cycles_per_s']} cycles/s "
+          f"(per CPU second: model and checks {rep['python_cycles_per_cpu_s']}, Verilator {rep['rtl_cycles_per_cpu_s']}), build {rep['build']}")
 
 
 @tiers.full_only("CI budget: a Verilator build; CI checks the Polarized unit on damaged networks in test_hdl_routing.py")
