@@ -53,6 +53,8 @@ in the status block's `fpga.counter_bank.CounterBank` (packets sent and received
 """
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
@@ -452,9 +454,37 @@ class TrafficGenerator(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
+        r = self._registers()
+        self._creation(m, r)
+        self._vc_choice(m, r)
+        L = self.params.packet_flits
+        mid = r.seq != 0
+        vc = Signal(range(self.params.vcs))
+        vc_oh = Signal(self.params.vcs)
+        m.d.comb += [vc.eq(Mux(mid, r.cur_vc, r.best_vc)), vc_oh.eq(Mux(mid, r.cur_oh, r.best_oh))]
+        r.vc, r.vc_oh, r.head, r.tail = vc, vc_oh, ~mid, r.seq == L - 1
+        r.send = self._send(m, (mid, r.tail, r.cur_oh, r.best_oh, vc_oh), (r.credit_gt, r.backlog_gt), r.create)
+        # the destination LFSR advances DEST_STEPS per packet: DEST_STEPS / L with every flit when
+        # L divides it (the same state at every head; a 32-step XOR network is ~170 LUT4, an
+        # 8-step one ~25), else all at the head
+        per_flit = DEST_STEPS % L == 0
+        r.advance = r.send if per_flit else r.send & r.head
+        # the LFSR's next state is a register too (the state after `dest`, stepped with it), so
+        # the draws registered from it (`_scaled`) start at flip-flops
+        r.steps = DEST_STEPS // L if per_flit else DEST_STEPS
+        dest_next = Signal(32, init=lfsr_next(self.seeds[1], r.steps))
+        r.dest_next = dest_next
+        draw = self._draw(m, r.dest, dest_next, r.advance)
+        r.fields = dict(zip(r.names, draw))
+        self._flit_out(m, r)
+        self._step(m, r)
+        return m
+
+    def _registers(self) -> SimpleNamespace:
+        """The generator's state: LFSRs (`bern`: creation trials, `dest`: draws), the backlog of
+        packets created and not started, the packet and flit counters, the credits per VC."""
         prm, lay = self.params, self.layout
         V, B, L = prm.vcs, prm.depth, prm.packet_flits
-        ctl = self.ctl
         bern = Signal(32, init=self.seeds[0])
         dest = Signal(32, init=self.seeds[1])
         backlog = Signal(self.backlog_bits)
@@ -466,12 +496,17 @@ class TrafficGenerator(wiring.Component):
         names = ("dst", "dst_ep", "src", "src_ep", "inter", "hops", "phase")
         credits = [Signal(range(B + 1), init=B, name=f"credits{v}") for v in range(V)]
         corrupt = Signal()
+        return SimpleNamespace(bern=bern, dest=dest, backlog=backlog, most=most, created=created, packet=packet,
+                               seq=seq, cur_vc=cur_vc, names=names, credits=credits, corrupt=corrupt)
 
-        # packet creation: a Bernoulli trial every enabled cycle
+    def _creation(self, m, r):
+        """Packet creation: a Bernoulli trial every enabled cycle; -> r.create (registered),
+        r.decide, and the backlog's full flags r.at_most, r.below_most."""
+        ctl, most = self.ctl, r.most
         with m.If(ctl.running):
-            m.d.sync += bern.eq(lfsr_logic(bern, BERN_STEPS))
+            m.d.sync += r.bern.eq(lfsr_logic(r.bern, BERN_STEPS))
         selfmap = (ctl.pattern == 1) & (ctl.shift == 0) if self.kind == "endpoint" else Const(0)
-        trial = ctl.running & (bern[:8] < ctl.load) & ((ctl.budget == 0) | (created < ctl.budget)) & ~selfmap
+        trial = ctl.running & (r.bern[:8] < ctl.load) & ((ctl.budget == 0) | (r.created < ctl.budget)) & ~selfmap
         lost = Signal()
         decide = Signal()
         create = Signal()                    # registered: the `running` broadcast ends here
@@ -485,40 +520,29 @@ class TrafficGenerator(wiring.Component):
         full = at_most | (below_most & create)
         m.d.comb += [lost.eq(trial & full), decide.eq(trial & ~lost), self.create.eq(create), self.lost.eq(lost)]
         m.d.sync += create.eq(decide)
+        r.create, r.decide, r.at_most, r.below_most = create, decide, at_most, below_most
 
-        # VC with the most credits, ties to the lowest: one-hot from every pair compared at once
-        # (a wins if above every earlier VC and not below any later one), and whether VCs and the
-        # backlog hold more than 0 and 1 from flags kept beside their counters: the generator's
-        # credit loop (credits -> choice -> send -> credits) is then a few logic levels from
-        # flip-flops
-        credit_gt = [flags_for(credits[v], 2, f"credits{v}") for v in range(V)]
-        backlog_gt = flags_for(backlog, 2, "backlog")
+    def _vc_choice(self, m, r):
+        """The VC with the most credits, ties to the lowest (r.best_oh one-hot, r.best_vc): from
+        every pair compared at once (a wins if above every earlier VC and not below any later
+        one), and whether VCs and the backlog hold more than 0 and 1 from flags kept beside their
+        counters (r.credit_gt, r.backlog_gt): the generator's credit loop (credits -> choice ->
+        send -> credits) is then a few logic levels from flip-flops. r.cur_oh: the packet's VC."""
+        V, credits = self.params.vcs, r.credits
+        r.credit_gt = [flags_for(credits[v], 2, f"credits{v}") for v in range(V)]
+        r.backlog_gt = flags_for(r.backlog, 2, "backlog")
         if V > 1:
-            best_oh = Cat(*[Cat(*[(credits[a] > credits[b]) if b < a else (credits[a] >= credits[b])
-                                  for b in range(V) if b != a]).all() for a in range(V)])
-            best_vc = one_hot_index(m, best_oh, V)
+            r.best_oh = Cat(*[Cat(*[(credits[a] > credits[b]) if b < a else (credits[a] >= credits[b])
+                                    for b in range(V) if b != a]).all() for a in range(V)])
+            r.best_vc = one_hot_index(m, r.best_oh, V)
         else:
-            best_oh, best_vc = Const(1, 1), Const(0, 1)
-        cur_oh = Signal(V, init=1, name="cur_vc_oh")
+            r.best_oh, r.best_vc = Const(1, 1), Const(0, 1)
+        r.cur_oh = Signal(V, init=1, name="cur_vc_oh")
 
-        mid = seq != 0
-        vc = Signal(range(V))
-        vc_oh = Signal(V)
-        m.d.comb += [vc.eq(Mux(mid, cur_vc, best_vc)), vc_oh.eq(Mux(mid, cur_oh, best_oh))]
-        head = ~mid
-        tail = seq == L - 1
-        send = self._send(m, (mid, tail, cur_oh, best_oh, vc_oh), (credit_gt, backlog_gt), create)
-        # the destination LFSR advances DEST_STEPS per packet: DEST_STEPS / L with every flit when
-        # L divides it (the same state at every head; a 32-step XOR network is ~170 LUT4, an
-        # 8-step one ~25), else all at the head
-        per_flit = DEST_STEPS % L == 0
-        advance = send if per_flit else send & head
-        # the LFSR's next state is a register too (the state after `dest`, stepped with it), so
-        # the draws registered from it (`_scaled`) start at flip-flops
-        steps = DEST_STEPS // L if per_flit else DEST_STEPS
-        dest_next = Signal(32, init=lfsr_next(self.seeds[1], steps))
-        draw = self._draw(m, dest, dest_next, advance)
-        fields = dict(zip(names, draw))
+    def _flit_out(self, m, r):
+        """The flit: the drawn header fields at a head, held for its body flits (r.cur), and the
+        payload word (with the corruption bit)."""
+        lay, fields, head = self.layout, r.fields, r.head
         # the packet's drawn header fields, held for its body flits (constants need no register;
         # no reset either: a packet starts with its head, which loads them)
         cur = {k: Signal(lay[k].shape, name=f"cur_{k}", reset_less=True)
@@ -527,53 +551,57 @@ class TrafficGenerator(wiring.Component):
         hdr = {k: v if isinstance(v, Const) else Mux(head, v, cur[k]) for k, v in fields.items()}
         word = PayloadWord(lay)
         m.submodules.payload = word
-        m.d.comb += [word.src.eq(hdr["src"]), word.src_ep.eq(hdr["src_ep"]), word.packet.eq(packet), word.seq.eq(seq)]
-        m.d.comb += [fl.head.eq(head), fl.tail.eq(tail), fl.vc.eq(vc)]
-        header = [getattr(fl, k).eq(hdr[k]) for k in fields] + [fl.seq.eq(seq), fl.packet.eq(packet)]
+        m.d.comb += [word.src.eq(hdr["src"]), word.src_ep.eq(hdr["src_ep"]), word.packet.eq(r.packet), word.seq.eq(r.seq)]
+        m.d.comb += [fl.head.eq(head), fl.tail.eq(r.tail), fl.vc.eq(r.vc)]
+        header = [getattr(fl, k).eq(hdr[k]) for k in fields] + [fl.seq.eq(r.seq), fl.packet.eq(r.packet)]
         if self.lean:                    # contract.flit: a head carries the header, a body the payload
             with m.If(head):
                 m.d.comb += header
             with m.Else():
-                m.d.comb += fl.payload.eq(word.payload ^ corrupt)
+                m.d.comb += fl.payload.eq(word.payload ^ r.corrupt)
         else:
-            m.d.comb += header + [fl.payload.eq(word.payload ^ corrupt)]
+            m.d.comb += header + [fl.payload.eq(word.payload ^ r.corrupt)]
+        r.cur = cur
 
+    def _step(self, m, r):
+        """The registers' next values: counters, LFSR, backlog and its flags, corruption,
+        credits."""
+        send, head, tail, create, most = r.send, r.head, r.tail, r.create, r.most
         with m.If(send):
-            m.d.sync += seq.eq(Mux(tail, 0, seq + 1))
+            m.d.sync += r.seq.eq(Mux(tail, 0, r.seq + 1))
             with m.If(head):
-                m.d.sync += [cur_vc.eq(vc), cur_oh.eq(vc_oh)]
-                m.d.sync += [cur[k].eq(fields[k]) for k in cur]
+                m.d.sync += [r.cur_vc.eq(r.vc), r.cur_oh.eq(r.vc_oh)]
+                m.d.sync += [r.cur[k].eq(r.fields[k]) for k in r.cur]
             with m.If(tail):
-                m.d.sync += packet.eq(packet + 1)
-        with m.If(advance):
-            m.d.sync += [dest.eq(dest_next), dest_next.eq(lfsr_logic(dest_next, steps))]
+                m.d.sync += r.packet.eq(r.packet + 1)
+        with m.If(r.advance):
+            m.d.sync += [r.dest.eq(r.dest_next), r.dest_next.eq(lfsr_logic(r.dest_next, r.steps))]
         start = send & head
         with m.If(create & ~start):
-            m.d.sync += backlog.eq(backlog + 1)
+            m.d.sync += r.backlog.eq(r.backlog + 1)
         with m.Elif(start & ~create):
-            m.d.sync += backlog.eq(backlog - 1)
-        above_flags(m, backlog, create & ~start, start & ~create, backlog_gt)
+            m.d.sync += r.backlog.eq(r.backlog - 1)
+        above_flags(m, r.backlog, create & ~start, start & ~create, r.backlog_gt)
         with m.If(create & ~start):
-            m.d.sync += [at_most.eq(below_most), below_most.eq(backlog == most - 2 if most >= 2 else 0)]
+            m.d.sync += [r.at_most.eq(r.below_most), r.below_most.eq(r.backlog == most - 2 if most >= 2 else 0)]
         with m.Elif(start & ~create):
-            m.d.sync += [at_most.eq(0), below_most.eq(at_most)]
+            m.d.sync += [r.at_most.eq(0), r.below_most.eq(r.at_most)]
         # the corruption waits for the next flit with a payload (lean: the next body flit)
         with m.If(send & (~head if self.lean else 1)):
-            m.d.sync += corrupt.eq(self.corrupt)
+            m.d.sync += r.corrupt.eq(self.corrupt)
         with m.Elif(self.corrupt):
-            m.d.sync += corrupt.eq(1)
-        for v in range(V):
-            dec = send & vc_oh[v]
+            m.d.sync += r.corrupt.eq(1)
+        for v in range(self.params.vcs):
+            dec = send & r.vc_oh[v]
             inc = self.credit.valid & (self.credit.payload == v)
             with m.If(dec & ~inc):
-                m.d.sync += credits[v].eq(credits[v] - 1)
+                m.d.sync += r.credits[v].eq(r.credits[v] - 1)
             with m.Elif(inc & ~dec):
-                m.d.sync += credits[v].eq(credits[v] + 1)
-            above_flags(m, credits[v], inc, dec, credit_gt[v])
-        _sat_inc(m, created, decide, ctl.clear)
+                m.d.sync += r.credits[v].eq(r.credits[v] + 1)
+            above_flags(m, r.credits[v], inc, dec, r.credit_gt[v])
+        _sat_inc(m, r.created, r.decide, self.ctl.clear)
         # a registered pulse: it is counted by the status block's counters, across the chip
         m.d.sync += self.tail_sent.eq(send & tail)
-        return m
 
 
 class TrafficChecker(wiring.Component):

@@ -205,8 +205,7 @@ class NetworkTop(NetworkPlan, wiring.Component):
         m = Module()
         net, prm = self.net, self.params
         self.routers = []                 # shared=False: the `Router` of each router, for tests
-        n, R, p, V = net.num_routers, self.R, self.p, prm.vcs
-        P = R + p
+        n, R, p = net.num_routers, self.R, self.p
         links = self.link_table()
         ports = ports_of(self.proto)
         sig = {}                                                   # (r, port name) -> Signal
@@ -322,88 +321,20 @@ def top_verilog(top: NetworkPlan, name: str = "pstar_network", packed: bool = Fa
     given, is that module's `Router` (one module per router: a constant id, so no `id` port, and
     a `load` port only if its unit is loadable), else every router is the shared prototype.
     """
-    net, prm = top.net, top.params
-    n, R, p, E = net.num_routers, top.R, top.p, top.E
-    W = top.layout.size
-    vb = index_bits(prm.vcs)
-    module_of = module_of or (lambda r: top.module_name)
     ports = {k: v for k, v in ports_of(top.proto).items() if k not in ("clk", "rst")}
-    links = top.link_table()
-    L = []
-    decl = ["input clk", "input rst"]
-    if packed:
-        decl += [f"input [{E - 1}:0] inject_valid", f"input [{E * W - 1}:0] inject_data",
-                 f"output [{E - 1}:0] eject_valid", f"output [{E * W - 1}:0] eject_data",
-                 f"output [{E - 1}:0] credit_valid", f"output [{E * vb - 1}:0] credit_vc"]
-    else:
-        for e in range(E):
-            decl += [f"input inject__{e}__valid", f"input {_vrange(W)}inject__{e}__payload",
-                     f"output eject__{e}__valid", f"output {_vrange(W)}eject__{e}__payload",
-                     f"output credit__{e}__valid", f"output {_vrange(vb)}credit__{e}__payload"]
-    lb = 0
-    if top.loadable:
-        lb = top.load_layout().size
-        decl += ["input load_valid", f"input [{lb - 1}:0] load_data"] if packed else \
-            ["input load__valid", f"input [{lb - 1}:0] load__payload"]
-    decl.append("output [31:0] dropped")
-    names = [d.split()[-1] for d in decl]
-    L.append(f"module {name}({', '.join(names)});")
-    L += [f"  {d};" for d in decl]
-
-    def inj(e, what):
-        if packed:
-            return f"inject_valid[{e}]" if what == "valid" else f"inject_data[{(e + 1) * W - 1}:{e * W}]"
-        return f"inject__{e}__{what}"
-
-    def ej(kind, e, what):
-        if packed:
-            if kind == "eject":
-                return f"eject_valid[{e}]" if what == "valid" else f"eject_data[{(e + 1) * W - 1}:{e * W}]"
-            return f"credit_valid[{e}]" if what == "valid" else f"credit_vc[{(e + 1) * vb - 1}:{e * vb}]"
-        return f"{kind}__{e}__{what}"
-
+    pins = _TopPins(top, packed)
+    L = pins.declaration(name)
+    n = top.net.num_routers
     for r in range(n):
         for pname, (sig, direction) in ports.items():
             if pname == "id":
                 continue
             L.append(f"  wire {_vrange(len(sig))}r{r}__{pname};")
-    idb = index_bits(n)
-    rb = index_bits(n)
+    links = top.link_table()
     for r in range(n):
-        for k in range(R):
-            r2, k2 = (int(x) for x in links[r, k])
-            if r2 >= 0:
-                for a, b in (("flit_in", "flit_out"), ("credit_in", "credit_out")):
-                    for f in ("valid", "payload"):
-                        L.append(f"  assign r{r}__{a}__{k}__{f} = r{r2}__{b}__{k2}__{f};")
-            else:
-                for a in ("flit_in", "credit_in"):
-                    L.append(f"  assign r{r}__{a}__{k}__valid = 1'b0;")
-                    L.append(f"  assign r{r}__{a}__{k}__payload = 0;")
-        for k in range(p):
-            port = R + k
-            if k < int(net.endpoints[r]):
-                e = int(top.ep_first[r]) + k
-                L.append(f"  assign r{r}__flit_in__{port}__valid = {inj(e, 'valid')};")
-                L.append(f"  assign r{r}__flit_in__{port}__payload = {inj(e, 'payload')};")
-                for kind, src, stages, width in (("eject", "flit_out", prm.link_latency - 1, W),
-                                                 ("credit", "credit_out", prm.credit_latency - 1, vb)):
-                    v, d = f"r{r}__{src}__{port}__valid", f"r{r}__{src}__{port}__payload"
-                    for st in range(stages):
-                        nv, nd = f"{kind}{e}_v{st}", f"{kind}{e}_d{st}"
-                        L.append(f"  reg {nv} = 1'b0;")
-                        L.append(f"  reg {_vrange(width)}{nd} = 0;")
-                        L.append(f"  always @(posedge clk) begin if (rst) {nv} <= 1'b0; else {nv} <= {v}; {nd} <= {d}; end")
-                        v, d = nv, nd
-                    L.append(f"  assign {ej(kind, e, 'valid')} = {v};")
-                    L.append(f"  assign {ej(kind, e, 'payload')} = {d};")
-            else:
-                L.append(f"  assign r{r}__flit_in__{port}__valid = 1'b0;")
-                L.append(f"  assign r{r}__flit_in__{port}__payload = 0;")
-        if top.loadable:
-            lv, ld = ("load_valid", "load_data") if packed else ("load__valid", "load__payload")
-            L.append(f"  assign r{r}__load__valid = {lv} && ({ld}[{rb - 1}:0] == {rb}'d{r});")
-            L.append(f"  assign r{r}__load__payload = {ld}[{lb - 1}:{rb}];")
+        L += _router_wiring(top, pins, r, links)
+    idb = index_bits(n)
+    module_of = module_of or (lambda r: top.module_name)
     for r in range(n):
         conns = [".clk(clk)", ".rst(rst)"]
         own = set(ports_of(routers[r])) if routers is not None else set(ports)
@@ -415,18 +346,117 @@ def top_verilog(top: NetworkPlan, name: str = "pstar_network", packed: bool = Fa
             else:
                 conns.append(f".{pname}(r{r}__{pname})")
         L.append(f"  {module_of(r)} router{r} ({', '.join(conns)});")
-    width = {f"r{r}__drops": len(ports["drops"][0]) for r in range(n)}
+    L += _drop_total(n, len(ports["drops"][0]))
+    L.append("endmodule")
+    return "\n".join(L) + "\n"
+
+
+class _TopPins:
+    """The network top's ports, one by one (`inject__{e}__valid`, ...) or packed into buses
+    (`inject_valid[e]`, ...), as `top_verilog` declares them and wires the routers to them."""
+
+    def __init__(self, top: NetworkPlan, packed: bool):
+        self.top, self.packed = top, packed
+        self.W = top.layout.size
+        self.vb = index_bits(top.params.vcs)
+        self.lb = top.load_layout().size if top.loadable else 0
+
+    def declaration(self, name: str) -> list[str]:
+        """The module line and its port declarations."""
+        E, W, vb, lb, packed = self.top.E, self.W, self.vb, self.lb, self.packed
+        decl = ["input clk", "input rst"]
+        if packed:
+            decl += [f"input [{E - 1}:0] inject_valid", f"input [{E * W - 1}:0] inject_data",
+                     f"output [{E - 1}:0] eject_valid", f"output [{E * W - 1}:0] eject_data",
+                     f"output [{E - 1}:0] credit_valid", f"output [{E * vb - 1}:0] credit_vc"]
+        else:
+            for e in range(E):
+                decl += [f"input inject__{e}__valid", f"input {_vrange(W)}inject__{e}__payload",
+                         f"output eject__{e}__valid", f"output {_vrange(W)}eject__{e}__payload",
+                         f"output credit__{e}__valid", f"output {_vrange(vb)}credit__{e}__payload"]
+        if self.top.loadable:
+            decl += ["input load_valid", f"input [{lb - 1}:0] load_data"] if packed else \
+                ["input load__valid", f"input [{lb - 1}:0] load__payload"]
+        decl.append("output [31:0] dropped")
+        names = [d.split()[-1] for d in decl]
+        return [f"module {name}({', '.join(names)});"] + [f"  {d};" for d in decl]
+
+    def inject(self, e: int, what: str) -> str:
+        if self.packed:
+            return f"inject_valid[{e}]" if what == "valid" else f"inject_data[{(e + 1) * self.W - 1}:{e * self.W}]"
+        return f"inject__{e}__{what}"
+
+    def out(self, kind: str, e: int, what: str) -> str:
+        """Endpoint e's `eject` or `credit` port, `valid` or `payload`."""
+        if self.packed:
+            W, vb = self.W, self.vb
+            if kind == "eject":
+                return f"eject_valid[{e}]" if what == "valid" else f"eject_data[{(e + 1) * W - 1}:{e * W}]"
+            return f"credit_valid[{e}]" if what == "valid" else f"credit_vc[{(e + 1) * vb - 1}:{e * vb}]"
+        return f"{kind}__{e}__{what}"
+
+    def load(self) -> tuple[str, str]:
+        return ("load_valid", "load_data") if self.packed else ("load__valid", "load__payload")
+
+
+def _router_wiring(top: NetworkPlan, pins: _TopPins, r: int, links) -> list[str]:
+    """Router r's inputs: its links from the routers it faces (tied off where none), its
+    endpoints' injections and its `load` slice; its endpoints' ejections and credits, through
+    link_latency - 1 and credit_latency - 1 registers."""
+    net, prm, R, W, vb = top.net, top.params, top.R, pins.W, pins.vb
+    L = []
+    for k in range(R):
+        r2, k2 = (int(x) for x in links[r, k])
+        if r2 >= 0:
+            for a, b in (("flit_in", "flit_out"), ("credit_in", "credit_out")):
+                for f in ("valid", "payload"):
+                    L.append(f"  assign r{r}__{a}__{k}__{f} = r{r2}__{b}__{k2}__{f};")
+        else:
+            for a in ("flit_in", "credit_in"):
+                L.append(f"  assign r{r}__{a}__{k}__valid = 1'b0;")
+                L.append(f"  assign r{r}__{a}__{k}__payload = 0;")
+    for k in range(top.p):
+        port = R + k
+        if k < int(net.endpoints[r]):
+            e = int(top.ep_first[r]) + k
+            L.append(f"  assign r{r}__flit_in__{port}__valid = {pins.inject(e, 'valid')};")
+            L.append(f"  assign r{r}__flit_in__{port}__payload = {pins.inject(e, 'payload')};")
+            for kind, src, stages, width in (("eject", "flit_out", prm.link_latency - 1, W),
+                                             ("credit", "credit_out", prm.credit_latency - 1, vb)):
+                v, d = f"r{r}__{src}__{port}__valid", f"r{r}__{src}__{port}__payload"
+                for st in range(stages):
+                    nv, nd = f"{kind}{e}_v{st}", f"{kind}{e}_d{st}"
+                    L.append(f"  reg {nv} = 1'b0;")
+                    L.append(f"  reg {_vrange(width)}{nd} = 0;")
+                    L.append(f"  always @(posedge clk) begin if (rst) {nv} <= 1'b0; else {nv} <= {v}; {nd} <= {d}; end")
+                    v, d = nv, nd
+                L.append(f"  assign {pins.out(kind, e, 'valid')} = {v};")
+                L.append(f"  assign {pins.out(kind, e, 'payload')} = {d};")
+        else:
+            L.append(f"  assign r{r}__flit_in__{port}__valid = 1'b0;")
+            L.append(f"  assign r{r}__flit_in__{port}__payload = 0;")
+    if top.loadable:
+        rb, lb = index_bits(net.num_routers), pins.lb
+        lv, ld = pins.load()
+        L.append(f"  assign r{r}__load__valid = {lv} && ({ld}[{rb - 1}:0] == {rb}'d{r});")
+        L.append(f"  assign r{r}__load__payload = {ld}[{lb - 1}:{rb}];")
+    return L
+
+
+def _drop_total(n: int, drops_width: int) -> list[str]:
+    """`dropped`: the routers' `drops` summed as a balanced tree each cycle, added into a
+    register (as NetworkTop.elaborate's running_count)."""
+    L = []
+    width = {f"r{r}__drops": drops_width for r in range(n)}
 
     def add(a, b, name):
         width[name] = max(width[a], width[b]) + 1
         L.append(f"  wire [{width[name] - 1}:0] {name} = {a} + {b};")
         return name
-    step = balanced_sum([f"r{r}__drops" for r in range(n)], add)      # as NetworkTop.elaborate (running_count)
-    L += ["  reg [31:0] drop_total = 32'd0;", f"  wire [31:0] drop_now = drop_total + {step};",
-          "  always @(posedge clk) begin if (rst) drop_total <= 32'd0; else drop_total <= drop_now; end",
-          "  assign dropped = drop_now;"]
-    L.append("endmodule")
-    return "\n".join(L) + "\n"
+    step = balanced_sum([f"r{r}__drops" for r in range(n)], add)
+    return L + ["  reg [31:0] drop_total = 32'd0;", f"  wire [31:0] drop_now = drop_total + {step};",
+                "  always @(posedge clk) begin if (rst) drop_total <= 32'd0; else drop_total <= drop_now; end",
+                "  assign dropped = drop_now;"]
 
 
 def network_verilog(net: Network, routing: str = "polarstar", params: RouterParams = RouterParams(),

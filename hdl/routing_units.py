@@ -21,6 +21,8 @@ At the destination (dst == router) the mask is 0; the router ejects. The golden 
 """
 from __future__ import annotations
 
+import typing
+
 import numpy as np
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
@@ -357,135 +359,171 @@ class PolarStarUnit(RoutingUnit):
 
     def elaborate(self, platform):
         m = Module()
-        u = self.unit
-        q, mm, dp, n_er = u.q, u.m, u.dp, u.n_er
-        gf = GF(m, q)
-        pw = bits(self.ports)
-        xw = bits(n_er)
-        f = [int(v) for v in u.f]
-        f_inv = [int(v) for v in u.f_inv]
-        sd = [int(u.sn_dist[i, j]) for i in range(mm) for j in range(mm)]
-        sp = [max(0, int(u.sn_port[i, j])) for i in range(mm) for j in range(mm)]
-        aw = bits(mm)
-
-        def split(r):
-            x, a = div_const(r, mm, self.num_routers - 1)
-            xs, as_ = Signal(xw), Signal(aw)
-            m.d.comb += [xs.eq(x), as_.eq(a)]
-            return xs, as_
-
-        def vector(x):
-            hi, lo = div_const(x, q, n_er - 1)
-            first = x < q * q
-            second = (x >= q * q) & (x < q * q + q)
-            v0 = Signal(gf.width)
-            v1 = Signal(gf.width)
-            v2 = Signal(gf.width)
-            m.d.comb += [
-                v0.eq(first),
-                v1.eq(Mux(first, hi, second)),
-                v2.eq(Mux(first, lo, Mux(second, (x - q * q)[:gf.width], 1))),
-            ]
-            return [v0, v1, v2]
-
-        def index(v):
-            r = Signal(xw)
-            m.d.comb += r.eq(Mux(v[0] == 1, const_mul(v[1], q) + v[2], Mux(v[1] == 1, q * q + v[2], q * q + q)))
-            return r
-
-        def slot_of(vx, vy):
-            first = vx[0] == 1
-            second = (vx[0] == 0) & (vx[1] == 1)
-            num = Signal(gf.width)
-            den = Signal(gf.width)
-            m.d.comb += [num.eq(Mux(first | second, vy[2], vy[1])), den.eq(Mux(first, vy[1], vy[0]))]
-            t = gf.mul(num, gf.inv(den))
-            s = Signal(bits(q + 1))
-            m.d.comb += s.eq(Mux(den == 0, q, t))
-            return s
-
-        def port(expr):
-            s = Signal(pw)
-            m.d.comb += s.eq(expr)
-            return s
-
-        def sn(table, i, j):
-            return rom2(table, i, j, mm, 2 if table is sd else bits(max(dp, 1)))
-
-        def phi(lt, a):
-            if u.involution:
-                return rom(f, a, aw)
-            return Mux(lt, rom(f, a, aw), rom(f_inv, a, aw))
-
+        er = _ErLogic(m, self.unit, self.num_routers, self.ports)
+        u, dp, aw, f = er.unit, er.dp, er.aw, er.f
         lookup = self._cam(m) if self.K else None
         # ---- this router (shared by the lanes) --------------------------------------------
-        x, a = split(self.router)
-        vx = vector(x)
+        x, a = er.split(self.router)
+        vx = er.vector(x)
         qx = Signal()
-        m.d.comb += qx.eq(gf.dot(vx, vx) == 0)
+        m.d.comb += qx.eq(er.gf.dot(vx, vx) == 0)
         fa = Signal(aw)
         m.d.comb += fa.eq(rom(f, a, aw))
         has_q = Signal()
         loop_ok = Signal()
         if u.involution:
             m.d.comb += [has_q.eq(qx & (fa != a)), loop_ok.eq(fa != a)]
-        own_slot = slot_of(vx, vx)
-        p_q = port(dp + own_slot)
+        own_slot = er.slot_of(vx, vx)
+        p_q = er.port(dp + own_slot)
         slot0_loop = qx & (own_slot == 0)
-
+        me = _RouterHere(x, a, vx, qx, fa, has_q, loop_ok, p_q, slot0_loop)
         for lane in range(self.lanes):
-            qq, ans = self.query[lane], self.answer[lane]
-            y, b = split(qq.dst)
-            vy = vector(y)
-            same = x == y
-            d_xy = gf.dot(vx, vy)
-            adj = (d_xy == 0) & ~same
-            w_cross = index(gf.normalize(gf.cross(vx, vy)))
-            w = Signal(xw)
-            m.d.comb += w.eq(Mux(same, x, w_cross))
-            vw = vector(w)
-            mid = ~same & (w != x) & (w != y)
-            pa = Signal(aw)
-            pb = Signal(aw)
-            a2 = Signal(aw)
-            a1 = Signal(aw)
-            m.d.comb += [pa.eq(phi(x < y, a)), pb.eq(phi(y < x, b)), a1.eq(phi(x < w, a)), a2.eq(phi(w < y, a1))]
-            fb = Signal(aw)
-            m.d.comb += fb.eq(rom(f, b, aw))
-            quad_walk = adj & ~mid
-            sd_ab = sn(sd, a, b)
-            conds, choices = [], []
-            p_y = port(dp + slot_of(vx, vy))
-            p_w = port(dp + slot_of(vx, vw))
-            sp_ab = sn(sp, a, b)
-            conds += [same & (a == b)]; choices += [0]
-            conds += [same & (sd_ab == 1)]; choices += [sp_ab]
-            conds += [same & has_q & (b == fa)]; choices += [p_q]
-            conds += [adj & (b == pa)]; choices += [p_y]
-            conds += [same & (sd_ab == 2)]; choices += [sp_ab]
-            if u.involution:
-                conds += [same & qx & (sn(sd, a, fb) == 1)]; choices += [sn(sp, a, fb)]
-                conds += [same & has_q & (sn(sd, fa, b) == 1)]; choices += [p_q]
-            conds += [adj & (sn(sd, pa, b) == 1)]; choices += [p_y]
-            conds += [adj & (sn(sd, a, pb) == 1)]; choices += [sn(sp, a, pb)]
-            conds += [mid & (b == a2)]; choices += [p_w]
-            if u.involution:
-                conds += [quad_walk & (w == x) & loop_ok & (b == a)]; choices += [p_q]
-                conds += [quad_walk & (w == y) & loop_ok & (b == a)]; choices += [p_y]
-            p_z = Mux(slot0_loop, dp + 1, dp)
-            d3 = Mux(same, p_z, Mux(mid, p_w, Mux((w == x) & has_q, p_q, p_y)))
-            sel = d3
-            for c, ch in reversed(list(zip(conds, choices))):
-                sel = Mux(c, ch, sel)
-            nxt = port(sel)
-            if self.K:
-                hit, exc = lookup(qq.dst)
-                nxt = port(Mux(hit, exc, nxt))
-            here = same & (a == b)
-            onehot = Signal(self.ports)
-            m.d.comb += onehot.eq(Mux(here, 0, Const(1, self.ports) << nxt))
-            m.d.comb += ans.mask.eq(onehot)
+            self._lane(er, me, lookup, self.query[lane], self.answer[lane])
         return m
+
+    def _lane(self, er, me, lookup, qq, ans):
+        """One lane: the port towards `qq.dst` from this router (`me`), as `ans.mask`."""
+        m, gf, u, dp, aw, f = er.m, er.gf, er.unit, er.dp, er.aw, er.f
+        sd, sp, sn, phi, port = er.sd, er.sp, er.sn, er.phi, er.port
+        x, a, vx, qx, fa, has_q, loop_ok, p_q, slot0_loop = me
+        y, b = er.split(qq.dst)
+        vy = er.vector(y)
+        same = x == y
+        d_xy = gf.dot(vx, vy)
+        adj = (d_xy == 0) & ~same
+        w_cross = er.index(gf.normalize(gf.cross(vx, vy)))
+        w = Signal(er.xw)
+        m.d.comb += w.eq(Mux(same, x, w_cross))
+        vw = er.vector(w)
+        mid = ~same & (w != x) & (w != y)
+        pa = Signal(aw)
+        pb = Signal(aw)
+        a2 = Signal(aw)
+        a1 = Signal(aw)
+        m.d.comb += [pa.eq(phi(x < y, a)), pb.eq(phi(y < x, b)), a1.eq(phi(x < w, a)), a2.eq(phi(w < y, a1))]
+        fb = Signal(aw)
+        m.d.comb += fb.eq(rom(f, b, aw))
+        quad_walk = adj & ~mid
+        sd_ab = sn(sd, a, b)
+        conds, choices = [], []
+        p_y = port(dp + er.slot_of(vx, vy))
+        p_w = port(dp + er.slot_of(vx, vw))
+        sp_ab = sn(sp, a, b)
+        conds += [same & (a == b)]; choices += [0]
+        conds += [same & (sd_ab == 1)]; choices += [sp_ab]
+        conds += [same & has_q & (b == fa)]; choices += [p_q]
+        conds += [adj & (b == pa)]; choices += [p_y]
+        conds += [same & (sd_ab == 2)]; choices += [sp_ab]
+        if u.involution:
+            conds += [same & qx & (sn(sd, a, fb) == 1)]; choices += [sn(sp, a, fb)]
+            conds += [same & has_q & (sn(sd, fa, b) == 1)]; choices += [p_q]
+        conds += [adj & (sn(sd, pa, b) == 1)]; choices += [p_y]
+        conds += [adj & (sn(sd, a, pb) == 1)]; choices += [sn(sp, a, pb)]
+        conds += [mid & (b == a2)]; choices += [p_w]
+        if u.involution:
+            conds += [quad_walk & (w == x) & loop_ok & (b == a)]; choices += [p_q]
+            conds += [quad_walk & (w == y) & loop_ok & (b == a)]; choices += [p_y]
+        p_z = Mux(slot0_loop, dp + 1, dp)
+        d3 = Mux(same, p_z, Mux(mid, p_w, Mux((w == x) & has_q, p_q, p_y)))
+        sel = d3
+        for c, ch in reversed(list(zip(conds, choices))):
+            sel = Mux(c, ch, sel)
+        nxt = port(sel)
+        if self.K:
+            hit, exc = lookup(qq.dst)
+            nxt = port(Mux(hit, exc, nxt))
+        here = same & (a == b)
+        onehot = Signal(self.ports)
+        m.d.comb += onehot.eq(Mux(here, 0, Const(1, self.ports) << nxt))
+        m.d.comb += ans.mask.eq(onehot)
+
+
+class _RouterHere(typing.NamedTuple):
+    """What the arithmetic unit's lanes share about this router: its ER vertex x (vector vx,
+    quadric qx) and supernode vertex a, f(a), whether it has a quadric port (`has_q`, at port
+    `p_q`) and a loop, and whether its own slot is 0 at a quadric (`slot0_loop`)."""
+    x: object
+    a: object
+    vx: list
+    qx: object
+    fa: object
+    has_q: object
+    loop_ok: object
+    p_q: object
+    slot0_loop: object
+
+
+class _ErLogic:
+    """The arithmetic unit's building blocks over GF(q), each adding its logic to module `m`:
+    router id -> (ER vertex, supernode vertex) (`split`), ER vertex <-> its normalized vector
+    (`vector`, `index`), the port slot of a neighbour (`slot_of`), the supernode tables (`sn`)
+    and the supernode's f (`phi`)."""
+
+    def __init__(self, m: Module, unit, num_routers: int, ports: int):
+        self.m, self.unit, self.num_routers = m, unit, num_routers
+        u = unit
+        self.q, self.mm, self.dp, self.n_er = u.q, u.m, u.dp, u.n_er
+        self.gf = GF(m, self.q)
+        self.pw = bits(ports)
+        self.xw = bits(self.n_er)
+        self.f = [int(v) for v in u.f]
+        self.f_inv = [int(v) for v in u.f_inv]
+        mm = self.mm
+        self.sd = [int(u.sn_dist[i, j]) for i in range(mm) for j in range(mm)]
+        self.sp = [max(0, int(u.sn_port[i, j])) for i in range(mm) for j in range(mm)]
+        self.aw = bits(mm)
+
+    def split(self, r):
+        x, a = div_const(r, self.mm, self.num_routers - 1)
+        xs, as_ = Signal(self.xw), Signal(self.aw)
+        self.m.d.comb += [xs.eq(x), as_.eq(a)]
+        return xs, as_
+
+    def vector(self, x):
+        m, q, gf = self.m, self.q, self.gf
+        hi, lo = div_const(x, q, self.n_er - 1)
+        first = x < q * q
+        second = (x >= q * q) & (x < q * q + q)
+        v0 = Signal(gf.width)
+        v1 = Signal(gf.width)
+        v2 = Signal(gf.width)
+        m.d.comb += [
+            v0.eq(first),
+            v1.eq(Mux(first, hi, second)),
+            v2.eq(Mux(first, lo, Mux(second, (x - q * q)[:gf.width], 1))),
+        ]
+        return [v0, v1, v2]
+
+    def index(self, v):
+        q = self.q
+        r = Signal(self.xw)
+        self.m.d.comb += r.eq(Mux(v[0] == 1, const_mul(v[1], q) + v[2], Mux(v[1] == 1, q * q + v[2], q * q + q)))
+        return r
+
+    def slot_of(self, vx, vy):
+        m, gf = self.m, self.gf
+        first = vx[0] == 1
+        second = (vx[0] == 0) & (vx[1] == 1)
+        num = Signal(gf.width)
+        den = Signal(gf.width)
+        m.d.comb += [num.eq(Mux(first | second, vy[2], vy[1])), den.eq(Mux(first, vy[1], vy[0]))]
+        t = gf.mul(num, gf.inv(den))
+        s = Signal(bits(self.q + 1))
+        m.d.comb += s.eq(Mux(den == 0, self.q, t))
+        return s
+
+    def port(self, expr):
+        s = Signal(self.pw)
+        self.m.d.comb += s.eq(expr)
+        return s
+
+    def sn(self, table, i, j):
+        return rom2(table, i, j, self.mm, 2 if table is self.sd else bits(max(self.dp, 1)))
+
+    def phi(self, lt, a):
+        if self.unit.involution:
+            return rom(self.f, a, self.aw)
+        return Mux(lt, rom(self.f, a, self.aw), rom(self.f_inv, a, self.aw))
 
 
 def unit_reads(name: str) -> tuple:
