@@ -6,9 +6,9 @@ that the replay agrees with the model on the same networks (with garbage and a d
 both engines: "top" (the Verilated network top of `network_verilog`) and "netlist" (the router
 module wired in C++ from the same link table, single- and multi-threaded), that its comparison
 catches a moved flit and a missing credit and names them, and they run the 104-router network
-(PolarStar q=3 IQ d'=3) with arithmetic PolarStar routing (and, with PSTAR_COSIM=full, min and
-Polarized) for 20,000 cycles near saturation (issue: every ejected flit in cycle, endpoint and
-contents).
+(PolarStar q=3 IQ d'=3) with min, arithmetic PolarStar and Polarized routing near saturation
+(2,000 cycles in CI, 20,000 with PSTAR_COSIM=full): every ejected flit in cycle, endpoint and
+contents.
 """
 import os
 
@@ -80,9 +80,7 @@ CYCLES_104 = 20000 if tiers.FULL else 2000
     # loads just past each routing's saturation (accepted ~0.66 min, ~0.62 PolarStar, ~0.47 Polarized)
     # CI replays the arithmetic PolarStar unit (its cases S, SS, ES, SE need 104 routers); the
     # table units are checked against routing_logic in test_hdl_routing.py
-    ("polarstar", 4, 0.7, CYCLES_104),
-    pytest.param("min", 4, 0.7, CYCLES_104, marks=tiers.full_only("CI budget: a 66 s Verilator build")),
-    pytest.param("polarized", 8, 0.6, CYCLES_104, marks=tiers.full_only("CI budget: a 111 s Verilator build"))])
+    ("polarstar", 4, 0.7, CYCLES_104), ("min", 4, 0.7, CYCLES_104), ("polarized", 8, 0.6, CYCLES_104)])
 def test_replay_104_routers_near_saturation(routing, vcs, load, cycles):
     """The 104-router network (208 endpoints), 20,000 cycles of uniform traffic near saturation: every ejected flit, credit and cycle matches the model (netlist engine; the cocotb
     lockstep of the same configurations is the PSTAR_COSIM=full tier of test_cocotb_network.py)."""
