@@ -19,13 +19,13 @@ from cli_run import run_cli
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 # the README's measured 100 MHz command (100.13 MHz at seed 6, RTL 3c20bcb), as it was written but for the
-# seed (1, the best of 1-5), nextpnr's router: router2, which routes every seed of 1-5 (router1 with
-# timing-driven rip-up routed none of them in 25 minutes at RTL 1aa04cf), and synth_ecp5's own abc9 script
-# (median 82.07 MHz over seeds 1-5 at RTL 1f45a9e, where --abc depth gave 80.27)
+# seed (1, the best of 1-5) and synth_ecp5's own abc9 script: router1 with timing-driven rip-up, median
+# 95.18 MHz over seeds 1-5 at the RTL of 1f45a9e, where router2 without it gave 82.07 (router1 routed none
+# of seeds 1-5 in 25 minutes at RTL 1aa04cf, a larger router)
 TARGET_LINE = ("--board ulx3s-85f --design router polarstar:q=3,supernode=iq,degree=3 --ports 8 --vcs 4 --depth 8 "
                "--flit-width 64 --va-stages 2 --sa-stages 3 --st-stage 2 --flit lean --body-bram off --placer static "
                "--va-separable 1 --va-choice-stage 1 --link-latency 3 --credit-latency 3 "
-               "--pnr-router router2 --seed 1").split()
+               "--pnr-router router1 --tmg-ripup --seed 1").split()
 # the options the 26-router network was first measured with (48.79 MHz, 93.3 % of the 85F, RTL ade6fbb),
 # with the registered links it has had since e1c98f6 and its best seed (docs/fpga.md, "Current figures")
 NET26_LINE = ("--board ulx3s-85f --design network polarstar:q=3,supernode=iq,degree=0 --routing min --vcs 2 "
@@ -145,7 +145,8 @@ def test_the_router_default_is_the_board_preset(capsys):
     assert configure({**same, "design": "unit"})[0] == FpgaConfig(**same, design="unit")
     assert configure({"board": "icebreaker"})[0] == get("icebreaker-router").config()
     code, out, err = cli(["fpga", "build", "--dry-run", "--json"], capsys)
-    assert code == 0 and json.loads(out)["nextpnr"] == f"--seed {target.seed} --router router2 --placer static"
+    assert code == 0 and json.loads(out)["nextpnr"] == (f"--seed {target.seed} --router {target.pnr_router} "
+                                                   f"--placer {target.placer}" + " --tmg-ripup" * target.tmg_ripup)
     code, out, err = cli(["fpga", "build", "polarstar:q=2,supernode=iq,degree=0", "--dry-run", "--json"], capsys)
     assert code == 0 and json.loads(out)["preset"] is None and json.loads(out)["sa_stages"] == 1
     assert "a router on the ulx3s-85f from target-100mhz" in " ".join(flag_help("build", "--preset").split())
