@@ -492,7 +492,7 @@ def test_sweeps_of_different_points_keep_each_others_rows(tmp_path, monkeypatch)
     def fake_build(cfg, progress=True, seeds=None):
         if not started:            # the first sweep, mid-build: the second one runs to its end
             started.append(1)
-            sweep.run_sweep(out=str(tmp_path / "s"), only="router-P4-V2-B8-W32")
+            sweep.run_sweep(out=str(tmp_path / "s"), only="router-P4-V2-B8-W32", pnr_router="router2")
         return {"lut4": 2, "design": cfg.design, "routing": cfg.routing, "ports": cfg.ports, "vcs": cfg.vcs,
                 "depth": cfg.depth, "flit_width": cfg.flit_width, "fmax_mhz": 40.0, "ff": 1,
                 "wide_luts": cfg.wide_luts, "pnr_router": cfg.pnr_router}
