@@ -78,12 +78,14 @@ CYCLES_104 = 20000 if tiers.FULL else 2000
 @pytest.mark.parametrize("routing,vcs,load,cycles", [
     # VCs as tests/test_cocotb_network.py: 4, or for Polarized the fewest its CDG accepts here (8);
     # loads just past each routing's saturation (accepted ~0.66 min, ~0.62 PolarStar, ~0.47 Polarized)
-    # CI replays the arithmetic PolarStar unit (its cases S, SS, ES, SE need 104 routers); the
-    # table units are checked against routing_logic in test_hdl_routing.py
+    # the arithmetic PolarStar unit's cases S, SS, ES, SE need 104 routers; the table units are
+    # also checked against routing_logic in test_hdl_routing.py
     ("polarstar", 4, 0.7, CYCLES_104), ("min", 4, 0.7, CYCLES_104), ("polarized", 8, 0.6, CYCLES_104)])
 def test_replay_104_routers_near_saturation(routing, vcs, load, cycles):
-    """The 104-router network (208 endpoints), 20,000 cycles of uniform traffic near saturation: every ejected flit, credit and cycle matches the model (netlist engine; the cocotb
-    lockstep of the same configurations is the PSTAR_COSIM=full tier of test_cocotb_network.py)."""
+    """The 104-router network (208 endpoints), `cycles` of uniform traffic near saturation (2,000 in
+    CI, 20,000 in the full tier): every ejected flit, credit and cycle matches the model (netlist
+    engine; the cocotb lockstep of the same configurations is the PSTAR_COSIM=full tier of
+    test_cocotb_network.py)."""
     rep = replay(PS104, routing, vcs, load, cycles)
     model = rep["model"]
     assert rep["mismatch"] is None, rep["mismatch"]
