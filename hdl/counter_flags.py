@@ -11,7 +11,7 @@ nothing in the contract changes.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Module, Mux, Signal
 
 
 def flags_for(counter: Signal, k: int, name: str) -> list[Signal]:
@@ -36,4 +36,11 @@ def step_flags(m: Module, up, down, flags: list[Signal], beyond):
         m.d.sync += [flags[j].eq(flags[j + 1] if j + 1 < k else beyond) for j in range(k)]
 
 
-__all__ = ["above_flags", "flags_for", "step_flags"]
+def next_first_flag(up, down, flags):
+    """The value flag 0 (counter > 0) takes at the next edge under `step_flags` (at least two
+    flags): for logic that must decide now from the flag the counter will have (the traffic
+    generator's registered send decision, fpga/traffic.py)."""
+    return Mux(up & ~down, 1, Mux(down & ~up, flags[1], flags[0]))
+
+
+__all__ = ["above_flags", "flags_for", "next_first_flag", "step_flags"]

@@ -97,12 +97,8 @@ def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, e
     params = RouterParams(vcs=vcs, alloc_iters=alloc_iters, **extra)
     cycles = 200
     model = NetworkSim(net, routing, params, "uniform", 0.7, seed=5, trace=100_000, vc_policy=vc_policy)
-    garbage = None
-    if per_kind:
-        rng = np.random.default_rng(9)
-        n = per_kind * len(GARBAGE_KINDS)
-        garbage = (rng.integers(net.num_endpoints, size=n), rng.integers(0, cycles - 100, size=n),
-                   np.repeat(np.arange(len(GARBAGE_KINDS)), per_kind))
+    garbage = _garbage(net, per_kind, cycles)
+    if garbage is not None:
         model.add_garbage(*garbage)
     model.run(cycles)
     g_drop = model.garbage()["dropped"]
@@ -113,66 +109,18 @@ def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, e
     assert lag == ((net.num_routers - 1).bit_length() if registered_drop_sum else 0)
     rst = Signal()
     dut = ResetInserter({"sync": rst})(top)
-    eps_n = net.endpoints.astype(np.int64)
-    first = np.concatenate([[0], np.cumsum(eps_n)])
-    ep_router = np.repeat(np.arange(net.num_routers), eps_n)
-    cfg = {"E": top.E, "V": vcs, "B": params.depth, "L": params.packet_flits,
-           "fields": {k: [f.offset, f.width] for k, f in top.layout},
-           "ep_router": ep_router.tolist(), "ep_local": (np.arange(top.E) - first[ep_router]).tolist(),
-           "N": net.num_routers, "p": int(eps_n.max())}
+    cfg = _endpoint_cfg(net, top, params)
     pk = model.packets()
     eps = Endpoints(cfg, (pk["src"], pk["dst"], pk["created"]), garbage)
     checker = EjectChecker(eps, model.trace[:model.trace_len[0]])
     drops, router_sums = [], []
 
-    if reset_after:        # other packets and garbage, at full load, before the reset
-        pre = NetworkSim(net, routing, params, "uniform", 1.0, seed=23, vc_policy=vc_policy)
-        rng = np.random.default_rng(29)
-        n = 4 * len(GARBAGE_KINDS)
-        pre_garbage = (rng.integers(net.num_endpoints, size=n), rng.integers(0, reset_after, size=n),
-                       np.tile(np.arange(len(GARBAGE_KINDS)), 4))
-        pre.add_garbage(*pre_garbage)
-        pre.run(reset_after)
-        ppk = pre.packets()
-        pre_eps = Endpoints(cfg, (ppk["src"], ppk["dst"], ppk["created"]), pre_garbage)
-
-    def collect(ctx, ends, pending):
-        """This cycle's ejections; last cycle's returned credits go to `ends` now (the endpoint
-        side of the credit contract) -> (ejections, this cycle's credits)."""
-        for e, v in pending:
-            ends.credit[e][v] += 1
-        got, pending = [], []
-        for e in range(top.E):
-            if ctx.get(top.eject[e].valid):
-                got.append((e, ctx.get(top.eject[e].payload.as_value())))
-            if ctx.get(top.credit[e].valid):
-                pending.append((e, ctx.get(top.credit[e].payload)))
-        return got, pending
-
-    def inject(ctx, ends, t):
-        sends = dict(ends.step(t)) if ends is not None else {}
-        for e in range(top.E):
-            ctx.set(top.inject[e].valid, e in sends)
-            if e in sends:
-                ctx.set(top.inject[e].payload.as_value(), sends[e])
-
-    async def before_reset(ctx):
-        ejected = 0
-        pending = []
-        for t in range(reset_after):
-            got, pending = collect(ctx, pre_eps, pending)
-            ejected += len(got)
-            inject(ctx, pre_eps, t)
-            await ctx.tick()
-        assert ejected > 50 and ctx.get(top.dropped) > 0       # the traffic did reach the network
-        inject(ctx, None, reset_after)
-        ctx.set(rst, 1)
-        await ctx.tick()
-        ctx.set(rst, 0)
+    # other packets and garbage, at full load, before the reset
+    pre_eps = _pre_reset_endpoints(net, routing, params, vc_policy, cfg, reset_after) if reset_after else None
 
     async def tb(ctx):
         if reset_after:
-            await before_reset(ctx)
+            await _traffic_then_reset(ctx, top, pre_eps, reset_after, rst)
         pending = []
         for t in range(cycles):
             drops.append(ctx.get(top.dropped))
@@ -183,10 +131,10 @@ def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, e
             # three-stage SA: every allocated input VC's own copy of its output VC's credit flags
             # equals those flags, and a free VC's copy is 0 (Router._held_credits)
             assert not any(ctx.get(rt.held_credit_error) for rt in top.routers if rt.held_credit_error is not None), t
-            got, pending = collect(ctx, eps, pending)
+            got, pending = _collect(ctx, top, eps, pending)
             if not checker.check(t + 1, got):
                 break
-            inject(ctx, eps, t)
+            _inject(ctx, top, eps, t)
             await ctx.tick()
         drops.append(ctx.get(top.dropped))
 
@@ -201,6 +149,79 @@ def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, e
     assert drops == [int(dropped_before[max(t - lag, 0)]) for t in range(cycles + 1)]
     assert drops[-1] == model.dropped == eps.garbage_sent == (len(garbage[0]) if garbage else 0)
     assert index_bits(vcs) == top.layout["vc"].width
+
+
+def _garbage(net, per_kind: int, cycles: int):
+    """`per_kind` garbage flits of each kind (NetworkSim.add_garbage's arguments), or None."""
+    if not per_kind:
+        return None
+    rng = np.random.default_rng(9)
+    n = per_kind * len(GARBAGE_KINDS)
+    return (rng.integers(net.num_endpoints, size=n), rng.integers(0, cycles - 100, size=n),
+            np.repeat(np.arange(len(GARBAGE_KINDS)), per_kind))
+
+
+def _endpoint_cfg(net, top, params) -> dict:
+    """The endpoint configuration `Endpoints` reads (as cosim.lockstep writes it for a build)."""
+    eps_n = net.endpoints.astype(np.int64)
+    first = np.concatenate([[0], np.cumsum(eps_n)])
+    ep_router = np.repeat(np.arange(net.num_routers), eps_n)
+    return {"E": top.E, "V": params.vcs, "B": params.depth, "L": params.packet_flits,
+            "fields": {k: [f.offset, f.width] for k, f in top.layout},
+            "ep_router": ep_router.tolist(), "ep_local": (np.arange(top.E) - first[ep_router]).tolist(),
+            "N": net.num_routers, "p": int(eps_n.max())}
+
+
+def _pre_reset_endpoints(net, routing, params, vc_policy, cfg, cycles: int) -> Endpoints:
+    """The endpoints of other traffic, at full load with garbage, for the `cycles` before a reset."""
+    pre = NetworkSim(net, routing, params, "uniform", 1.0, seed=23, vc_policy=vc_policy)
+    rng = np.random.default_rng(29)
+    n = 4 * len(GARBAGE_KINDS)
+    pre_garbage = (rng.integers(net.num_endpoints, size=n), rng.integers(0, cycles, size=n),
+                   np.tile(np.arange(len(GARBAGE_KINDS)), 4))
+    pre.add_garbage(*pre_garbage)
+    pre.run(cycles)
+    ppk = pre.packets()
+    return Endpoints(cfg, (ppk["src"], ppk["dst"], ppk["created"]), pre_garbage)
+
+
+def _collect(ctx, top, ends, pending):
+    """This cycle's ejections; last cycle's returned credits go to `ends` now (the endpoint
+    side of the credit contract) -> (ejections, this cycle's credits)."""
+    for e, v in pending:
+        ends.credit[e][v] += 1
+    got, pending = [], []
+    for e in range(top.E):
+        if ctx.get(top.eject[e].valid):
+            got.append((e, ctx.get(top.eject[e].payload.as_value())))
+        if ctx.get(top.credit[e].valid):
+            pending.append((e, ctx.get(top.credit[e].payload)))
+    return got, pending
+
+
+def _inject(ctx, top, ends, t):
+    """Drive this cycle's sends of `ends` (none with `ends` None) on the top's inject ports."""
+    sends = dict(ends.step(t)) if ends is not None else {}
+    for e in range(top.E):
+        ctx.set(top.inject[e].valid, e in sends)
+        if e in sends:
+            ctx.set(top.inject[e].payload.as_value(), sends[e])
+
+
+async def _traffic_then_reset(ctx, top, ends, cycles: int, rst):
+    """`cycles` of `ends`' traffic (it must reach the network), then a reset with nothing sent."""
+    ejected = 0
+    pending = []
+    for t in range(cycles):
+        got, pending = _collect(ctx, top, ends, pending)
+        ejected += len(got)
+        _inject(ctx, top, ends, t)
+        await ctx.tick()
+    assert ejected > 50 and ctx.get(top.dropped) > 0       # the traffic did reach the network
+    _inject(ctx, top, None, cycles)
+    ctx.set(rst, 1)
+    await ctx.tick()
+    ctx.set(rst, 0)
 
 
 @pytest.mark.parametrize("spec", ["polarstar:q=3,supernode=iq,degree=0", "hyperx:dims=3x3",

@@ -648,6 +648,69 @@ def _va_config(kind):
     }[kind]
 
 
+class _VAHeads:
+    """Random heads for `_drive_vc_allocator`: per input VC that holds no output VC, a new head
+    with probability 0.6 (separable: a head stays in `waiting` until its VC is granted, as in a
+    router), and random values on the ports of VCs without one."""
+
+    def __init__(self, shape, rng, separable):
+        self.shape, self.rng, self.sep = shape, rng, separable
+        pb = shape.prio_bits
+        self.prio_values = [0, 1, 2, (1 << pb) - 1] if pb else [0]
+        self.waiting = [None] * (shape.P * shape.V)
+
+    def _route(self):
+        """A head's route: any ports, or with a single-port unit one port (as its answers are)"""
+        R, rng = self.shape.R, self.rng
+        return 1 << rng.randrange(R) if self.shape.single_port else rng.getrandbits(R)
+
+    def draw(self, holds):
+        """-> (heads: per input VC a head or None, the VC ports' values keyed as `Stimulus`'s)."""
+        shape, rng = self.shape, self.rng
+        V, R, p, pb = shape.V, shape.R, shape.p, shape.prio_bits
+        heads, inp = [], {}
+        for iv in range(shape.P * V):
+            i, v = divmod(iv, V)
+            head = self.waiting[iv] if self.sep else None
+            if holds[iv] is None and head is None and rng.random() < 0.6:
+                head = {"route": self._route(), "eject": int(rng.random() < 0.15),
+                        "dst_ep": rng.randrange(p), "prio": [rng.choice(self.prio_values) for _ in range(R)]}
+            h = head or {"route": self._route(), "eject": rng.getrandbits(1), "dst_ep": rng.randrange(p),
+                         "prio": [rng.choice(self.prio_values) for _ in range(R)]}
+            inp["request", i, v] = int(head is not None)
+            inp["route", i, v], inp["eject", i, v], inp["dst_ep", i, v] = h["route"], h["eject"], h["dst_ep"]
+            if pb:
+                inp["prio", i, v] = sum(x << (pb * o) for o, x in enumerate(h["prio"]))
+            heads.append(head)
+            self.waiting[iv] = head
+        return heads, inp
+
+
+def _va_grants(ctx, dut, t, holds, asked):
+    """This cycle's grants of the VC allocator `dut`, {input VC: (o, w)}, checked: one-hot per
+    input VC, each output VC to one input VC, `grant_w` its VC, none to a VC that holds one, and
+    (`asked` = (may, busy), not the separable VA, whose requests were checked at launch) only what
+    the VC asked for and only a free output VC."""
+    P, V = len(dut.grant), len(dut.grant[0])
+    got = {}
+    for iv in range(P * V):
+        i, v = divmod(iv, V)
+        g = ctx.get(dut.grant[i][v])
+        assert g & (g - 1) == 0, (t, iv, bin(g))                        # one-hot
+        if not g:
+            continue
+        ow = divmod(g.bit_length() - 1, V)
+        assert ow not in got.values(), (t, ow)                          # one holder
+        assert ctx.get(dut.grant_w[i][v]) == ow[1], (t, iv)
+        assert holds[iv] is None, (t, iv)
+        if asked is not None:
+            may, busy = asked
+            assert may.get(iv) == ow, (t, iv, ow, may.get(iv))         # only what it asked for
+            assert not busy[ow[0]][ow[1]], (t, ow)                      # only a free one
+        got[iv] = ow
+    return got
+
+
 def _drive_vc_allocator(kind, cycles, seed, ref_cls=VARef, check_ref=True):
     """Run a VCAllocator in a closed loop (a grant makes its output VC busy and its input VC
     allocated from the next cycle; a held output VC is released at random, as by a tail) on
@@ -668,18 +731,13 @@ def _drive_vc_allocator(kind, cycles, seed, ref_cls=VARef, check_ref=True):
     keys.update({("busy", o): dut.busy[o] for o in range(shape.P)})
     keys.update({("occupancy", o, w): dut.occupancy[o][w] for o in range(shape.R) for w in range(shape.V)})
     stim = Stimulus(dut, keys)
-    P, R, V, B, p, pb = shape.P, shape.R, shape.V, shape.params.depth, shape.p, shape.prio_bits
+    P, R, V, B = shape.P, shape.R, shape.V, shape.params.depth
     NV = P * V
     rng = random.Random(seed)
     ref = ref_cls(shape, vcmap)
     stats = collections.Counter()
-    prio_values = [0, 1, 2, (1 << pb) - 1] if pb else [0]
     sep = params.va_separable
-    waiting = [None] * NV        # separable: a head stays until its input VC is granted (as in a router)
-
-    def route():
-        """A head's route: any ports, or with a single-port unit one port (as its answers are)"""
-        return 1 << rng.randrange(R) if shape.single_port else rng.getrandbits(R)
+    heads_of = _VAHeads(shape, rng, sep)
 
     async def tb(ctx):
         owner = [[None] * V for _ in range(P)]      # output VC -> the input VC holding it ("taken": VA under way)
@@ -691,21 +749,7 @@ def _drive_vc_allocator(kind, cycles, seed, ref_cls=VARef, check_ref=True):
         for t in range(cycles):
             busy = [[owner[o][w] is not None for w in range(V)] for o in range(P)]
             occupancy = [[rng.choice([0, 0, 1, 2, B]) for w in range(V)] for o in range(R)]
-            heads, inp = [], {}
-            for iv in range(NV):
-                i, v = divmod(iv, V)
-                head = waiting[iv] if sep else None
-                if holds[iv] is None and head is None and rng.random() < 0.6:
-                    head = {"route": route(), "eject": int(rng.random() < 0.15),
-                            "dst_ep": rng.randrange(p), "prio": [rng.choice(prio_values) for _ in range(R)]}
-                h = head or {"route": route(), "eject": rng.getrandbits(1), "dst_ep": rng.randrange(p),
-                             "prio": [rng.choice(prio_values) for _ in range(R)]}
-                inp["request", i, v] = int(head is not None)
-                inp["route", i, v], inp["eject", i, v], inp["dst_ep", i, v] = h["route"], h["eject"], h["dst_ep"]
-                if pb:
-                    inp["prio", i, v] = sum(x << (pb * o) for o, x in enumerate(h["prio"]))
-                heads.append(head)
-                waiting[iv] = head
+            heads, inp = heads_of.draw(holds)
             for o in range(P):
                 inp["busy", o] = sum(int(b) << w for w, b in enumerate(busy[o]))
             for o in range(R):
@@ -715,21 +759,7 @@ def _drive_vc_allocator(kind, cycles, seed, ref_cls=VARef, check_ref=True):
             want, (reqs, arb) = ref.step(heads, busy, occupancy)
             asked.append(dict(reqs))
             may = asked.popleft()
-            got = {}
-            for iv in range(NV):
-                i, v = divmod(iv, V)
-                g = ctx.get(dut.grant[i][v])
-                assert g & (g - 1) == 0, (t, iv, bin(g))                        # one-hot
-                if g:
-                    ow = divmod(g.bit_length() - 1, V)
-                    assert ow not in got.values(), (t, ow)                      # one holder
-                    assert ctx.get(dut.grant_w[i][v]) == ow[1], (t, iv)
-                    assert holds[iv] is None, (t, iv)
-                    if not sep:       # separable: asked at its launch (the reference's check)
-                        assert may.get(iv) == ow, (t, iv, ow, may.get(iv))     # only what it asked for
-                    if not sep:
-                        assert not busy[ow[0]][ow[1]], (t, ow)                  # only a free one
-                    got[iv] = ow
+            got = _va_grants(ctx, dut, t, holds, None if sep else (may, busy))
             taken = {(o, w) for o in range(P) for w in range(V) if ctx.get(dut.taken[o]) >> w & 1}
             if not sep:
                 assert taken == set(got.values()), (t, taken, got)
@@ -747,7 +777,7 @@ def _drive_vc_allocator(kind, cycles, seed, ref_cls=VARef, check_ref=True):
             for o, w in (taken if sep else ()):
                 owner[o][w] = "taken"
             for iv, (o, w) in got.items():
-                owner[o][w], holds[iv], waiting[iv] = iv, (o, w), None
+                owner[o][w], holds[iv], heads_of.waiting[iv] = iv, (o, w), None
             for o in range(P):
                 for w in range(V):
                     if owner[o][w] not in (None, "taken") and rng.random() < 0.25:
