@@ -40,10 +40,34 @@ def rom(values, index, width: int | None = None):
     index = Value.cast(index)
     slot = 1 << (width - 1).bit_length()
     packed = sum((v & ((1 << width) - 1)) << (k * slot) for k, v in enumerate(values))
-    table = Const(packed, len(values) * slot)
     offset = Cat(Const(0, (slot - 1).bit_length()), index) if slot > 1 else index
-    # bit_select: `width` bits at `offset` (a shift of the constant, no multiply); out of range: 0
-    return table.bit_select(offset, width)
+    nbits = len(values) * slot
+    if nbits <= ROM_CHUNK_BITS:
+        # bit_select: `width` bits at `offset` (a shift of the constant, no multiply); out of range: 0
+        return Const(packed, nbits).bit_select(offset, width)
+    # wider: chunks of ROM_CHUNK_BITS (whole entries, slot being a power of two), the chunk chosen
+    # by the offset's high bits. The same function; a Verilated wide shift is a loop over words
+    # and a call per lookup, a 64-bit one a machine shift (the 104-router lockstep's RTL side).
+    low = ROM_CHUNK_BITS.bit_length() - 1
+    mask = (1 << ROM_CHUNK_BITS) - 1
+    chunks = [Const(packed >> (k * ROM_CHUNK_BITS) & mask, ROM_CHUNK_BITS).bit_select(offset[:low], width)
+              for k in range(-(-nbits // ROM_CHUNK_BITS))]
+    return _select(chunks, offset[low:], width)
+
+
+ROM_CHUNK_BITS = 64      # a power of two: the widest table `rom` shifts in one piece
+
+
+def _select(items, sel, width: int):
+    """items[sel] by a tree of 2:1 multiplexers on the bits of `sel` (0 past the last item)."""
+    level, b = list(items), 0
+    while len(level) > 1 or b < len(sel):
+        if b >= len(sel):
+            return level[0]
+        pad = level + [Const(0, width)] * (len(level) % 2)
+        level = [Mux(sel[b], pad[k + 1], pad[k]) for k in range(0, len(pad), 2)]
+        b += 1
+    return level[0] if level else Const(0, width)
 
 
 def const_mul(x, c: int):
