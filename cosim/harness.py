@@ -32,7 +32,7 @@ SOURCES = sorted(p for p in (ROOT / "hdl").rglob("*.py") if "formal" not in p.re
 VERILATOR_ARGS = ["-O3", "--x-assign", "fast", "--x-initial", "fast", "-Wno-fatal", "-Wno-WIDTH",
                   "-Wno-UNOPTFLAT", "-Wno-CASEINCOMPLETE", "-Wno-UNUSED", "-Wno-PINMISSING",
                   "-Wno-UNSIGNED", "-Wno-CMPCONST", "--no-timing",
-                  "--output-split-cfuncs", "1000"]
+                  "--output-split-cfuncs", "2000"]
 
 
 def lean_runner():
