@@ -17,19 +17,22 @@ import pathlib
 import time
 import xml.etree.ElementTree as ET
 
+from . import eval_order
+
 # the folder that holds the packages: the repository in a source checkout, site-packages installed
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 # builds are cached in the checkout's build/, or installed (no place for them in site-packages) in
 # the working folder's
 BUILD_ROOT = (ROOT if (ROOT / "pyproject.toml").is_file() else pathlib.Path.cwd()) / "build" / "cocotb"
 BENCHES = ROOT / "tests" / "cocotb"       # the cocotb test modules `run` runs
+EVAL_ORDER_SOURCE = pathlib.Path(eval_order.__file__)     # writes a plain executable's eval_order.h
 # what a Verilated build depends on: the RTL's sources (not the proof harnesses in hdl/formal)
 SOURCES = sorted(p for p in (ROOT / "hdl").rglob("*.py") if "formal" not in p.relative_to(ROOT / "hdl").parts) \
     + sorted((ROOT / "contract").glob("*.py"))
 VERILATOR_ARGS = ["-O3", "--x-assign", "fast", "--x-initial", "fast", "-Wno-fatal", "-Wno-WIDTH",
                   "-Wno-UNOPTFLAT", "-Wno-CASEINCOMPLETE", "-Wno-UNUSED", "-Wno-PINMISSING",
                   "-Wno-UNSIGNED", "-Wno-CMPCONST", "--no-timing",
-                  "--output-split-cfuncs", "1000"]
+                  "--output-split-cfuncs", "2000"]
 
 
 def lean_runner():
@@ -101,7 +104,8 @@ def build(name: str, key: str, make_verilog, toplevel: str, hier_blocks=(), exe=
         files = exe[2] if len(exe) > 2 else {}
         main = pathlib.Path(exe[0])
         headers = [h.read_text() for h in sorted(main.parent.glob("*.h"))]     # what the main includes
-        name, key = f"{name}-exe", f"{key}|exe|{main.read_text()}|{headers}|{exe[1]}|{sorted(files.items())}"
+        name, key = f"{name}-exe", (f"{key}|exe|{main.read_text()}|{headers}|{exe[1]}|{sorted(files.items())}"
+                                    f"|{EVAL_ORDER_SOURCE.read_text()}")
     bdir = BUILD_ROOT / f"{name}-{source_hash(key)}"
     bdir.mkdir(parents=True, exist_ok=True)
     stamp = bdir / "built.json"
@@ -173,6 +177,8 @@ def _build_exe(bdir, vfile, toplevel, hier_blocks, args, main_cpp, defines, file
                 log.flush()
                 raise RuntimeError(f"Verilator build failed ({cmd[0]}, exit {done.returncode})\n"
                                    f"{log_tail(bdir / 'build.log')}")
+            if cmd is verilate:          # for a main that runs the eval's functions itself
+                (sim / "eval_order.h").write_text(eval_order.header(sim, toplevel))
 
 
 def run(meta: dict, test_module: str, extra_env: dict | None = None, testcase=None) -> list[dict]:

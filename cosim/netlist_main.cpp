@@ -13,6 +13,11 @@
 // Link and credit latency 1 only (top_verilog adds registers for more; replay.py refuses).
 //
 // PS_THREADS=T (environment): routers split over T threads, barriers between the phases.
+//
+// Clocking: with the schedule cosim/eval_order.py recognizes (`eval_order.h`, PS_EVAL_ORDER 1)
+// each group's routers are evaluated function by function, every router's input logic then
+// every router's clocked logic, in eval's order within each router; else (or built with
+// PS_EVAL_PER_ROUTER) with eval().
 #include "Vpstar_router.h"
 #include "Vpstar_router___024root.h"
 #include "verilated.h"
@@ -26,6 +31,14 @@
 // generated: PS_N PS_R PS_P PS_E PS_W PS_RB, ps_links[N][R][2], ps_endpoints[E][2], and the
 // port accessors ps_get_flit / ps_set_flit / ps_get_credit / ps_set_credit / ps_set_load
 #include "netlist.h"
+// generated after verilating (cosim/eval_order.py): PS_EVAL_ORDER, ps_ico, ps_nba
+#include "eval_order.h"
+// -DPS_EVAL_PER_ROUTER: eval() per router even so (replay's per_function=False)
+#if PS_EVAL_ORDER && !defined(PS_EVAL_PER_ROUTER)
+#define PS_PER_FUNCTION 1
+#else
+#define PS_PER_FUNCTION 0
+#endif
 
 constexpr int NW = (PS_W + 31) / 32;
 static const u32 zero[NW + 1] = {0};         // an idle port's flit or load words
@@ -99,9 +112,19 @@ struct Net {
                 if (e < 0) ps_set_flit(m, k, 0, zero);
                 else ps_set_flit(m, k, iv[e], &iw[size_t(e) * NW]);
             }
+#if !PS_PER_FUNCTION
             m->clk = 1; m->eval();             // inputs settle, then the edge (ico before act)
             fall(m);
+#endif
         }
+#if PS_PER_FUNCTION
+        // what eval() runs at a rising edge (cosim/eval_order.py), one function for every router
+        // before the next: the function's code stays hot. clk and eval's record of it stay 0.
+        for (auto f : ps_ico)
+            for (int i = r0; i < r1; i++) f(r[i]->rootp);
+        for (auto f : ps_nba)
+            for (int i = r0; i < r1; i++) f(r[i]->rootp);
+#endif
     }
 };
 

@@ -412,14 +412,16 @@ def _check_args(engine: str, threads):
 
 def replay(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: int = 1, fail: float = 0.0,
            garbage=None, chunk: int = 1000, tamper=None, progress=None, model_net=None, drain: bool = False,
-           engine: str = "netlist", threads: int = 1) -> dict:
+           engine: str = "netlist", threads: int = 1, per_function: bool = True) -> dict:
     """Model and RTL in lockstep for `cycles` cycles of uniform traffic at `load`. `garbage`: as
     `NetworkSim.add_garbage`'s arguments. `drain`: then the sources stop (`stop_sources`: queued
     packets are abandoned) and both run until the network is empty. `tamper(kind, rows) -> rows`
     alters the model's ejections ("eject": rows cycle, endpoint, packet, seq) or endpoint events
     ("events") of a chunk before use (to test the report). `progress(text)` is called every ~10%
     of the run. `engine`: "netlist" (netlist_main.cpp: the router module Verilated once, wired in
-    C++ from the top's link table, `threads` threads) or "top" (replay_main.cpp: the Verilated
+    C++ from the top's link table, `threads` threads; `per_function`: evaluated function by
+    function where cosim/eval_order.py recognizes Verilator's schedule, else or with False by
+    eval() per router; the report's "per_function" says which ran) or "top" (replay_main.cpp: the Verilated
     network top of `network_verilog`, routers as hierarchical blocks; 5-10x slower on large
     networks, see docs/hdl.md). The model runs one chunk ahead of the RTL (`_Lockstep`).
     Returns the report; "mismatch" is None when every flit, credit and drop matched."""
@@ -434,7 +436,7 @@ def replay(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: in
 
     def exe_for(top):
         if engine == "netlist":
-            return str(NETLIST_MAIN), [], {"netlist.h": netlist_header(top)}
+            return str(NETLIST_MAIN), [] if per_function else ["PS_EVAL_PER_ROUTER"], {"netlist.h": netlist_header(top)}
         return str(MAIN), ["PS_LOADABLE"] if top.loadable else []
 
     meta, top, cfg = network_build(spec, routing, vcs, fail, seed, routing_obj=model.routing, exe=exe_for,
@@ -472,7 +474,8 @@ def replay(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: in
     seconds = time.perf_counter() - t_start
     cpu = {"python": time.process_time() - cpu_start, "rtl": _children_cpu() - rtl_cpu_start}
     return {"spec": spec, "routing": routing, "vcs": vcs, "load": load, "fail": fail, "cycles": cycles,
-            "engine": engine, "threads": threads,
+            "engine": engine, "threads": threads, "per_function": engine == "netlist" and per_function
+            and "#define PS_EVAL_ORDER 1" in (pathlib.Path(meta["build_dir"]) / "sim" / "eval_order.h").read_text(),
             "drain_cycles": max(0, t_done - cycles), "flits_matched": ls.ejects.count,
             "credits_matched": ls.credits.count, "model_ejected": model.ejected_flits,
             "model_injected": model.injected_flits, "in_flight_at_end": model.in_flight,
