@@ -37,7 +37,7 @@ from contract.params import PARAMS, SPECS, RouterParams
 from topologies.errors import ParameterError
 
 from .boards import BOARDS, BoardTop, ecp5_pll_params, get_board
-from .report import diagnose, read_report
+from .report import diagnose, overflow_so_far, read_report
 
 DESIGNS = ("router", "network", "unit")
 BODY_BRAM = ("auto", "off")
@@ -556,14 +556,25 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
 
 def _run_script(out_dir, env, log_path, prog, packed, bitstream) -> pathlib.Path:
     """The build script, start to end; returns the folder of its place and route."""
+    from .seeds import CHECK_FIT_EVERY, stop_group
     with open(log_path, "w") as log:
-        proc = subprocess.Popen(["sh", "build_top.sh"], cwd=out_dir, env=env, stdout=log, stderr=subprocess.STDOUT)
+        # its own process group: a design that does not fit stops nextpnr, not only the shell
+        proc = subprocess.Popen(["sh", "build_top.sh"], cwd=out_dir, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
         stages = [("top.json", "synthesizing (Yosys)"), (packed, "placing and routing (nextpnr)"),
                   (bitstream, "packing the bitstream")]
-        while proc.poll() is None:
-            stage = next((s for f, s in stages if not (out_dir / f).exists()), "finishing")
-            prog.set(stage)
-            time.sleep(0.5)
+        try:
+            ticks = 0
+            while proc.poll() is None:
+                stage = next((s for f, s in stages if not (out_dir / f).exists()), "finishing")
+                prog.set(stage)
+                time.sleep(0.5)
+                ticks += 1
+                if ticks % CHECK_FIT_EVERY == 0 and overflow_so_far(out_dir / "top.tim"):
+                    stop_group(proc)             # diagnose() reads why from the log
+        finally:
+            if proc.poll() is None:              # interrupted: no nextpnr left behind
+                stop_group(proc)
     prog.close()
     if proc.returncode != 0 or not (out_dir / bitstream).exists():
         raise ParameterError(f"{diagnose(out_dir, 'top')} (log: {log_path})")
@@ -590,6 +601,9 @@ def _run_seeds(out_dir, env, log_path, prog, family, clock_mhz, seeds) -> tuple:
     finally:
         prog.close()
     if best is None:
+        errors = {r["error"] for r in rows}
+        if len(errors) == 1 and next(iter(errors)).startswith("design does not fit"):
+            raise ParameterError(next(iter(errors)))           # the design's, not the seeds'
         raise ParameterError("seeds: no seed routed: " + "; ".join(f"{r['seed']}: {r['error']}" for r in rows))
     seed = next(r["seed"] for r in rows if r["dir"] == str(best))
     return best, {"seed": seed, "seeds": rows, **summary(rows)}

@@ -64,6 +64,17 @@ def overflow(log: str) -> str | None:
     return None
 
 
+def overflow_so_far(log_path: pathlib.Path) -> str | None:
+    """`overflow` of a running nextpnr's log (its head: the utilisation table comes after
+    packing), or None. nextpnr's static placer goes on placing a design that does not fit until
+    the build's time limit; the build stops it when this says so."""
+    try:
+        with open(log_path, errors="replace") as f:
+            return overflow(f.read(1 << 18))
+    except OSError:
+        return None
+
+
 def yosys_cells(rpt: str) -> dict:
     """Cell counts of the last `stat` in a Yosys log (the synthesized top, submodules included)."""
     blocks = re.split(r"\n\s*=== ", rpt)
@@ -187,5 +198,5 @@ def diagnose(build_dir, name: str) -> str:
     return "the toolchain failed (see the log)"
 
 
-__all__ = ["critical_path", "describe_critical_path", "diagnose", "overflow", "read_report", "short_cell",
+__all__ = ["critical_path", "describe_critical_path", "diagnose", "overflow", "overflow_so_far", "read_report", "short_cell",
            "utilisation_tables", "yosys_cells"]

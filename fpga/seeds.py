@@ -26,10 +26,11 @@ import time
 from topologies.errors import ParameterError
 from topologies.spec import ascii_int
 
-from .report import diagnose, read_report
+from .report import diagnose, overflow_so_far, read_report
 
 # the build script's inputs of place and route, linked (or copied) into each seed's folder
 PNR_INPUTS = ("top.json", "top.lpf", "top.pcf", "top.rpt")
+CHECK_FIT_EVERY = 10          # polls (of 0.5 s) between looks at a running seed's utilisation
 MAX_SEEDS = 64
 
 
@@ -106,13 +107,20 @@ def _start(out_dir: pathlib.Path, line: str, seed: int, env: dict):
     return sdir, proc, log
 
 
-def _stop(proc) -> None:
-    """Kill a seed's process group (nextpnr and anything it started) and reap it."""
+def stop_group(proc) -> None:
+    """Kill a tool's process group (nextpnr and anything it started), reap it, and wait (up to
+    5 s) until the group is gone: the kill reaches the group's other processes asynchronously."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
     proc.wait()
+    for _ in range(500):
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.01)
 
 
 def _finished(sdir, proc, seed, minutes, family, clock_mhz) -> dict:
@@ -128,20 +136,24 @@ def place_and_route(out_dir: pathlib.Path, env: dict, family: str, clock_mhz: fl
     """nextpnr at every seed of `run` on the synthesized `out_dir` (top.json there), then the pack
     of the best. Returns (the best seed's folder or None, a row per seed in seed order)."""
     lines = script_lines(out_dir)
-    waiting, running, rows = list(run.seeds), {}, {}
+    waiting, running, rows, ticks = list(run.seeds), {}, {}, 0
     try:
         while waiting or running:
             while waiting and len(running) < run.jobs:
                 seed = waiting.pop(0)
                 running[seed] = (*_start(out_dir, lines["pnr"], seed, env), time.monotonic())
             time.sleep(0.5)
+            ticks += 1
             for seed, (sdir, proc, log, t0) in list(running.items()):
                 spent = (time.monotonic() - t0) / 60
                 if proc.poll() is None and run.minutes is not None and spent > run.minutes:
-                    _stop(proc)
+                    stop_group(proc)
                     rows[seed] = {"seed": seed, "minutes": round(spent, 1), "dir": str(sdir), "status": "stopped",
                                   "error": f"not routed in {run.minutes:g} minutes"}
                 elif proc.poll() is not None:
+                    rows[seed] = _finished(sdir, proc, seed, spent, family, clock_mhz)
+                elif ticks % CHECK_FIT_EVERY == 0 and overflow_so_far(sdir / "top.tim"):
+                    stop_group(proc)                  # does not fit: the log says why (`_finished`)
                     rows[seed] = _finished(sdir, proc, seed, spent, family, clock_mhz)
                 else:
                     continue
@@ -152,7 +164,7 @@ def place_and_route(out_dir: pathlib.Path, env: dict, family: str, clock_mhz: fl
                     f" ({r['minutes']} min; {len(rows)} of {len(run.seeds)} done)")
     finally:
         for sdir, proc, log, _ in running.values():      # interrupted: no nextpnr left behind
-            _stop(proc)
+            stop_group(proc)
             log.close()
     ordered = [rows[s] for s in run.seeds]
     routed = [r for r in ordered if r["status"] == "routed" and r["fmax_mhz"] is not None]

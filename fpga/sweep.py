@@ -181,8 +181,19 @@ def _router_size(name: str):
 
 def _misfit(row: dict) -> bool:
     """A measured build that overflowed the device (fpga.report.overflow's "design does not fit: LUT4:
-    N needed, ..."), not another error that says "does not fit" (a lean header in its flit)."""
-    return row.get("error", "").startswith("design does not fit") and "implied_by" not in row
+    N needed, ..."), not another error that says "does not fit" (a lean header in its flit). A
+    multi-seed build shares one netlist, so one seed that overflowed is enough: builds from
+    before the flow stopped such seeds early list the others as stopped at the time limit."""
+    err = row.get("error", "")
+    overflowed = err.startswith("design does not fit") or (
+        err.startswith("seeds: no seed routed: ") and ": design does not fit: " in err)
+    return overflowed and "implied_by" not in row
+
+
+def _shown_error(row: dict) -> str:
+    """A row's error for the table: of a build that overflowed, the overflow alone."""
+    err = row["error"]
+    return err[err.index("design does not fit"):] if _misfit(row) else err
 
 
 def implied_misfit(name: str, done: dict) -> str | None:
@@ -232,10 +243,10 @@ def markdown(rows: list[dict]) -> str:
     for r in rows:
         unit = r["name"].startswith("unit-")
         if "error" in r and unit:
-            ulines.append(f"| {r['name']} | | | | | {r['error']} | | | | | | {r.get('commit') or ''} |")
+            ulines.append(f"| {r['name']} | | | | | {_shown_error(r)} | | | | | | {r.get('commit') or ''} |")
             continue
         if "error" in r:
-            lines.append(f"| {r['name']} | | | | | | | {r['error']} | | | | | | {r.get('commit') or ''} |")
+            lines.append(f"| {r['name']} | | | | | | | {_shown_error(r)} | | | | | | {r.get('commit') or ''} |")
             continue
         tail = (f"{r.get('lut4', '')} | {r.get('ff', '')} | {r.get('bram', '')} | {r.get('lutram', '')} | "
                 f"{_fmax(r)} | {r.get('pnr_router', 'router1')}{', static placer' if r.get('placer') == 'static' else ''}"

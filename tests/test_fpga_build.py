@@ -4,6 +4,7 @@ import dataclasses
 import json
 import os
 import pathlib
+import time
 
 import pytest
 import tiers
@@ -444,6 +445,18 @@ def test_sweep_skips_points_a_measured_misfit_implies(tmp_path, monkeypatch):
            "(LUT4: 120000 needed) |" in table
     later = sweep.table_rows(["router-P16-V4-B4-W32", "router-P4-V4-B4-W32"], {})
     assert all(r.get("not_built") and "not built yet" in r["error"] for r in later)
+    # one seed's overflow is the design's (a build from before the flow stopped such seeds early
+    # lists the other seeds as stopped at the time limit); time limits alone are not
+    stopped = "not routed in 20 minutes"
+    done = {"router-P16-V2-B4-W32": {"error": f"seeds: no seed routed: 1: {stopped}; 2: {miss}"},
+            "router-P16-V2-B4-W64": {"error": f"seeds: no seed routed: 1: {stopped}; 2: {stopped}"}}
+    assert sweep.implied_misfit("router-P16-V4-B4-W32", done) == "router-P16-V2-B4-W32"
+    assert sweep.implied_misfit("router-P16-V2-B8-W64", done) == "router-P16-V2-B4-W32"
+    del done["router-P16-V2-B4-W32"]
+    assert sweep.implied_misfit("router-P16-V2-B8-W64", done) is None
+    done["router-P16-V2-B4-W32"] = {"name": "router-P16-V2-B4-W32", "error": f"seeds: no seed routed: 1: {stopped}; 2: {miss}"}
+    table = sweep.markdown(sweep.table_rows(["router-P16-V2-B4-W32"], done))
+    assert f"| router-P16-V2-B4-W32 | | | | | | | {miss} |" in table
 
 
 def test_sweep_places_every_point_at_the_seeds(tmp_path, monkeypatch, capsys):
@@ -534,15 +547,79 @@ def test_seeds_are_placed_and_routed_apart_and_the_best_kept(tmp_path):
     with pytest.raises(ParameterError, match=r"^seeds: no seed routed: 3: not routed in 0.001 minutes; 4: not"):
         build(dataclasses.replace(cfg, build_dir=str(tmp_path / "v")), progress=False,
               seeds=SeedRun((3, 4), jobs=1, minutes=0.001))
-    left = []                              # a stopped seed's nextpnr is gone, not left running
+    left = _no_process_in(tmp_path / "v")      # a stopped seed's nextpnr is gone, not left running
+    assert not left, f"processes left in the stopped seeds' folders: {left}"
+
+
+
+OVERFLOW_LOG = """Info: Device utilisation:
+Info: \t          TRELLIS_IO:     9/    365     2%
+Info: \t        TRELLIS_COMB:  116237/  83640   138%
+Info: \t          TRELLIS_FF: 39576/  83640    47%
+Info: Placed 12 cells based on constraints.
+"""
+
+
+def _fake_nextpnr(tmp_path) -> pathlib.Path:
+    """A nextpnr that writes a utilisation table over 100 % to its --log file, as nextpnr's
+    static placer does, and then places on and on (sleeps), as it does."""
+    fake = tmp_path / "fake-nextpnr"
+    log = tmp_path / "log.txt"
+    log.write_text(OVERFLOW_LOG)
+    fake.write_text(f"#!/bin/sh\nwhile [ \"$1\" != --log ]; do shift; done\ncp {log} \"$2\"\nexec sleep 300\n")
+    fake.chmod(0o755)
+    return fake
+
+
+def _no_process_in(folder) -> list:
+    """The processes running in `folder` or below it."""
+    left = []
     for proc in pathlib.Path("/proc").iterdir():
         try:
-            if str(tmp_path / "v") in os.readlink(proc / "cwd"):
+            if str(folder) in os.readlink(proc / "cwd"):
                 left.append(proc.name)
         except OSError:
             continue
-    assert not left, f"processes left in the stopped seeds' folders: {left}"
+    return left
 
+
+def test_a_design_that_does_not_fit_stops_at_its_utilisation(tmp_path, monkeypatch):
+    """nextpnr's static placer does not give up on a design over 100 % of the device: the seeds
+    runner reads the utilisation table from the running seed's log, stops it (its whole process
+    group) and reports the resource, in seconds instead of at the time limit."""
+    import fpga.build as build_module
+    from fpga.seeds import SeedRun, place_and_route
+    out = tmp_path / "b"
+    out.mkdir()
+    (out / "top.json").write_text("{}")
+    (out / "build_top.sh").write_text('"$NEXTPNR_ECP5" --seed 1 --log top.tim --json top.json\n'
+                                      '"$ECPPACK" --input top.config --bit top.bit\n')
+    env = {**os.environ, "NEXTPNR_ECP5": str(_fake_nextpnr(tmp_path))}
+    t0 = time.monotonic()
+    best, rows = place_and_route(out, env, "ecp5", 100.0, SeedRun((1, 2), jobs=2, minutes=4), lambda text: None)
+    assert best is None and time.monotonic() - t0 < 30
+    for r in rows:
+        assert r["status"] == "failed" and r["error"] == "design does not fit: LUT4: 116237 needed, the device has 83640"
+    assert not _no_process_in(out)
+    # the build's error is the design's, as without --seeds (not "seeds: no seed routed")
+    monkeypatch.setattr(build_module, "_synthesize", lambda *a: None)
+    with pytest.raises(ParameterError, match=r"^design does not fit: LUT4: 116237 needed, the device has 83640$"):
+        build_module._run_seeds(out, env, out / "build.log", build_module._Progress(False), "ecp5", 100.0,
+                                SeedRun((3, 4), jobs=2, minutes=4))
+
+
+def test_a_design_that_does_not_fit_stops_the_build_script(tmp_path):
+    """The same in a build without --seeds (the whole build script in one process group)."""
+    from fpga.build import _Progress, _run_script
+    out = tmp_path / "b"
+    out.mkdir()
+    (out / "build_top.sh").write_text('echo "{}" > top.json\n'
+                                      f'"{_fake_nextpnr(tmp_path)}" --seed 1 --log top.tim --json top.json\n')
+    t0 = time.monotonic()
+    with pytest.raises(ParameterError, match=r"^design does not fit: LUT4: 116237 needed, the device has 83640 "):
+        _run_script(out, dict(os.environ), out / "build.log", _Progress(False), "top.config", "top.bit")
+    assert time.monotonic() - t0 < 30
+    assert not _no_process_in(out)
 
 
 @tiers.full_only("CI budget: CI builds one bitstream, the router's")
