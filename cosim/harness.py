@@ -78,6 +78,12 @@ def verilator_env() -> None:
         os.environ["PATH"] = f"{root / 'bin'}{os.pathsep}{path}"
 
 
+def make_settings() -> str:
+    """The compiler settings of MAKEFLAGS (OPT_*, CFG_*) a build runs with, after verilator_env:
+    part of the build's key, so that other optimization flags are another build."""
+    return " ".join(sorted(w for w in os.environ.get("MAKEFLAGS", "").split() if w.startswith(("OPT", "CFG_"))))
+
+
 def _digest_sources() -> bytes:
     h = hashlib.sha256(" ".join(VERILATOR_ARGS).encode())
     for p in SOURCES:
@@ -100,6 +106,7 @@ def build(name: str, key: str, make_verilog, toplevel: str, hier_blocks=(), exe=
     executable `<build dir>/sim/replay` around that C++ main (the files are written next to the
     generated C++, for the main to include)."""
     verilator_env()
+    key = f"{key}|{make_settings()}"
     if exe:
         files = exe[2] if len(exe) > 2 else {}
         main = pathlib.Path(exe[0])
