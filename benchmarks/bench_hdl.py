@@ -7,12 +7,14 @@
       Prints routers, cells of each, and the table bits: the arithmetic unit stays about flat
       while the table grows with the number of routers.
   python benchmarks/bench_hdl.py cosim [--cycles N] [--routing R ...] [--engine cocotb top netlist] [--threads T]
+                                      [--runs N]
       Network cycles per second of the lockstep co-simulation for PolarStar q=3 IQ d'=0
       (26 routers) and d'=3 (104 routers), uniform traffic at 0.6; engine `cocotb`
       (tests/cocotb/network_bench.py: Verilated network top + Python endpoints + comparison with
       the model), `top` or `netlist` (cosim/replay.py: C++ endpoint replay of the network
-      top, or of the router module wired in C++, T threads); also the elaboration and Verilator
-      build times of each (first run only; later runs reuse the build).
+      top, or of the router module wired in C++, T threads; N runs: each side's cycles per CPU
+      second too, and the medians); also the elaboration and Verilator build times of each
+      (first run only; later runs reuse the build).
   python benchmarks/bench_hdl.py elaborate SPEC
       Time and size of `pstar verilog SPEC` (e.g. the 1,064-router polarstar:q=11,supernode=iq,degree=3).
 """
@@ -70,7 +72,7 @@ def bench_synth(qs):
     return rows
 
 
-def bench_cosim(cycles, routings, engines=("cocotb",), threads=1):
+def bench_cosim(cycles, routings, engines=("cocotb",), threads=1, runs=1):
     for spec in ("polarstar:q=3,supernode=iq,degree=0", "polarstar:q=3,supernode=iq,degree=3"):
         for routing in routings:
             vcs = (5 if "degree=0" in spec else 8) if routing == "polarized" else 4
@@ -78,18 +80,33 @@ def bench_cosim(cycles, routings, engines=("cocotb",), threads=1):
                 if engine == "cocotb":
                     _cosim_cocotb(spec, routing, vcs, cycles)
                 else:
-                    _cosim_replay(spec, routing, vcs, cycles, engine, threads if engine == "netlist" else 1)
+                    _cosim_replay(spec, routing, vcs, cycles, engine, threads if engine == "netlist" else 1, runs)
 
 
-def _cosim_replay(spec, routing, vcs, cycles, engine, threads):
+def _cosim_replay(spec, routing, vcs, cycles, engine, threads, runs):
+    """`runs` replays: each run's wall rate and each side's cycles per CPU second, then their
+    medians (min..max)."""
+    import statistics
+
     from cosim.replay import replay
-    t0 = time.perf_counter()
-    rep = replay(spec, routing, vcs, 0.6, cycles, engine=engine, threads=threads)
-    b = rep["build"]
-    print(f"{spec} {routing} V={vcs} [{engine}, {threads} thread(s)]: {rep['model'].net.num_routers} routers, "
-          f"{cycles} cycles, {rep['flits_matched']} flits, {rep['cycles_per_s']} network cycles/s, lockstep "
-          f"{'ok' if rep['mismatch'] is None else 'FAILED ' + str(rep['mismatch'])}; elaborate {b['elaborate_s']} s, "
-          f"Verilator {b['verilator_s']} s (at first build); total {time.perf_counter() - t0:.1f} s", flush=True)
+    keys = ("cycles_per_s", "rtl_cycles_per_cpu_s", "python_cycles_per_cpu_s")
+    seen = {k: [] for k in keys}
+    for run in range(runs):
+        t0 = time.perf_counter()
+        rep = replay(spec, routing, vcs, 0.6, cycles, engine=engine, threads=threads)
+        b = rep["build"]
+        for k in keys:
+            seen[k].append(rep[k])
+        print(f"{spec} {routing} V={vcs} [{engine}, {threads} thread(s)"
+              f"{', per function' if rep['per_function'] else ''}] run {run + 1}: {rep['model'].net.num_routers} "
+              f"routers, {cycles} cycles, {rep['flits_matched']} flits, {rep['cycles_per_s']} network cycles/s "
+              f"(per CPU second: RTL {rep['rtl_cycles_per_cpu_s']}, Python {rep['python_cycles_per_cpu_s']}), "
+              f"lockstep {'ok' if rep['mismatch'] is None else 'FAILED ' + str(rep['mismatch'])}; elaborate "
+              f"{b['elaborate_s']} s, Verilator {b['verilator_s']} s (at first build); total "
+              f"{time.perf_counter() - t0:.1f} s", flush=True)
+    if runs > 1:
+        print("  medians (min..max) of " + f"{runs} runs: " + ", ".join(
+            f"{k} {statistics.median(v):.0f} ({min(v):.0f}..{max(v):.0f})" for k, v in seen.items()), flush=True)
 
 
 def _cosim_cocotb(spec, routing, vcs, cycles):
@@ -129,6 +146,7 @@ def main():
                    choices=["polarstar", "min", "polarized"])
     c.add_argument("--engine", nargs="+", default=["cocotb"], choices=["cocotb", "top", "netlist"])
     c.add_argument("--threads", type=int, default=1, help="threads of the netlist engine")
+    c.add_argument("--runs", type=int, default=1, help="replays of each (top, netlist): each run, then medians")
     e = sub.add_parser("elaborate")
     e.add_argument("spec", nargs="?", default="polarstar:q=11,supernode=iq,degree=3")
     args = ap.parse_args()
@@ -137,7 +155,7 @@ def main():
     elif args.what == "cosim":
         if args.cycles < 1 or args.threads < 1:
             ap.error(f"--cycles {args.cycles} --threads {args.threads}: both must be >= 1")
-        bench_cosim(args.cycles, args.routing, args.engine, args.threads)
+        bench_cosim(args.cycles, args.routing, args.engine, args.threads, args.runs)
     else:
         bench_elaborate(args.spec)
 
