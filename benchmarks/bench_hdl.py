@@ -105,7 +105,7 @@ def _cosim_replay(spec, routing, vcs, cycles, engine, threads, runs):
               f"{b['elaborate_s']} s, Verilator {b['verilator_s']} s (at first build); total "
               f"{time.perf_counter() - t0:.1f} s", flush=True)
     if runs > 1:
-        print("  medians (min..max) of " + f"{runs} runs: " + ", ".join(
+        print(f"  medians (min..max) of {runs} runs: " + ", ".join(
             f"{k} {statistics.median(v):.0f} ({min(v):.0f}..{max(v):.0f})" for k, v in seen.items()), flush=True)
 
 

@@ -59,15 +59,13 @@ ROM_CHUNK_BITS = 64      # a power of two: the widest table `rom` shifts in one 
 
 
 def _select(items, sel, width: int):
-    """items[sel] by a tree of 2:1 multiplexers on the bits of `sel` (0 past the last item)."""
-    level, b = list(items), 0
-    while len(level) > 1 or b < len(sel):
-        if b >= len(sel):
-            return level[0]
-        pad = level + [Const(0, width)] * (len(level) % 2)
-        level = [Mux(sel[b], pad[k + 1], pad[k]) for k in range(0, len(pad), 2)]
-        b += 1
-    return level[0] if level else Const(0, width)
+    """items[sel] by a tree of 2:1 multiplexers on the bits of `sel`, low bit first (0 past the
+    last item; items past what `sel` reaches are dropped)."""
+    level = list(items)
+    for bit in sel:
+        level += [Const(0, width)] * (len(level) % 2)
+        level = [Mux(bit, level[k + 1], level[k]) for k in range(0, len(level), 2)]
+    return level[0]
 
 
 def const_mul(x, c: int):
