@@ -61,7 +61,7 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from hdl.arbiter import one_hot_index
-from hdl.counter_flags import above_flags, flags_for, next_first_flag
+from hdl.counter_flags import above_flags, flags_for, next_flag
 from hdl.delay import KEEP
 from hdl.gf import const_mul, div_const
 from hdl.router import credit_signature, flit_signature
@@ -439,9 +439,9 @@ class TrafficGenerator(wiring.Component):
         send = copies[0][2]
         start = send & ~mid
 
-        nz_next = Cat(*[next_first_flag(self.credit.valid & (self.credit.payload == v), send & vc_oh[v], credit_gt[v])
+        nz_next = Cat(*[next_flag(self.credit.valid & (self.credit.payload == v), send & vc_oh[v], credit_gt[v], 0)
                         for v in range(V)])
-        backlog_next = next_first_flag(create & ~start, start & ~create, backlog_gt)
+        backlog_next = next_flag(create & ~start, start & ~create, backlog_gt, 0)
         mid_next = Mux(send, ~tail, mid)
         cur_next = Mux(start, best_oh, cur_oh)
         for queued, at_head, _ in copies:

@@ -1,25 +1,25 @@
 """hdl.counter_flags: the registered flags of an up/down counter equal the compares they replace,
-and `next_first_flag` is the flag 0 the step registers."""
+and `next_flag` is the value the step registers."""
 import random
 
 import pytest
 from amaranth.hdl import Module, Signal
 from amaranth.sim import Simulator
 
-from hdl.counter_flags import above_flags, flags_for, next_first_flag
+from hdl.counter_flags import above_flags, flags_for, next_flag
 
 
 @pytest.mark.parametrize("k,top,init", [(2, 3, 0), (3, 8, 0), (2, 5, 4), (4, 4, 2)])
 def test_flags_follow_the_counter(k, top, init):
     """A counter stepped at random between 0 and `top` (both ways at once: no step): every cycle
-    flag j is (counter > j), and `next_first_flag` is flag 0 of the next cycle."""
+    flag j is (counter > j), and `next_flag(..., 0)` is flag 0 of the next cycle."""
     m = Module()
     counter = Signal(range(top + 1), init=init)
     up, down = Signal(), Signal()
     flags = flags_for(counter, k, "c")
     above_flags(m, counter, up, down, flags)
     nxt = Signal()
-    m.d.comb += nxt.eq(next_first_flag(up, down, flags))
+    m.d.comb += nxt.eq(next_flag(up, down, flags, 0))
     with m.If(up & ~down):
         m.d.sync += counter.eq(counter + 1)
     with m.Elif(down & ~up):
@@ -47,3 +47,11 @@ def test_flags_follow_the_counter(k, top, init):
     sim.run()
     # every step was taken from every count it can be taken from
     assert {(c, 1, 0) for c in range(top)} | {(c, 0, 1) for c in range(1, top + 1)} <= seen
+
+
+def test_last_flag_needs_the_bit_beyond():
+    """Stepping down, the last flag takes the compare beyond the flags: without it next_flag refuses."""
+    flags = [Signal(name=f"f{j}") for j in range(2)]
+    with pytest.raises(ValueError, match="beyond"):
+        next_flag(Signal(), Signal(), flags, 1)
+    next_flag(Signal(), Signal(), flags, 1, beyond=Signal())
