@@ -38,18 +38,25 @@ class VCMap:
     """Which output VCs each input VC can hold, for a router of R network ports and P ports of V
     VCs in C classes (`vc_class[w]`: the class of VC w; `class_step[i][o]`: the VC policy's step).
     uturns=False: a head that came in by network port i never leaves by port i (minimal routing),
-    so no input VC of port i holds an output VC of port i.
+    so no input VC of port i holds an output VC of port i. separable=True (the separable VA): an
+    ejecting head asks for one local VC, `separable_eject_vc`, so that is the only one of each
+    local port its input VC can hold; the others are left out of its allocation state and of
+    their arbiters (synthesis cannot see that they are never granted).
 
-    Attributes: `ovcs_of[iv]`, the output VCs (o, w) input VC iv = i·V + v can hold (every local
-    one, and the network ones of the class of its hop through that output), in (o, w) order;
+    Attributes: `ovcs_of[iv]`, the output VCs (o, w) input VC iv = i·V + v can hold (the local
+    ones above, and the network ones of the class of its hop through that output), in (o, w) order;
     `holders[(o, w)]`, the (iv, k) with ovcs_of[iv][k] == (o, w)."""
 
-    def __init__(self, R: int, P: int, V: int, C: int, vc_class, class_step, uturns: bool = True):
+    def __init__(self, R: int, P: int, V: int, C: int, vc_class, class_step, uturns: bool = True,
+                 separable: bool = False):
         self.R, self.P, self.V, self.C = R, P, V, C
         self.vc_class, self.class_step = list(vc_class), class_step
-        self.ovcs_of = [[(o, w) for o in range(P) for w in range(V)
-                         if o >= R or (self.next_class(iv, o) == self.vc_class[w] and (uturns or o != iv // V))]
-                        for iv in range(P * V)]
+
+        def holds(iv, o, w):
+            if o >= R:
+                return not separable or w == separable_eject_vc(iv, V)
+            return self.next_class(iv, o) == self.vc_class[w] and (uturns or o != iv // V)
+        self.ovcs_of = [[(o, w) for o in range(P) for w in range(V) if holds(iv, o, w)] for iv in range(P * V)]
         self.holders = {}
         for iv, ovcs in enumerate(self.ovcs_of):
             for k, ow in enumerate(ovcs):

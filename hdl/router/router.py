@@ -197,7 +197,8 @@ class Router(wiring.Component):
         if uturns is not None and not isinstance(uturns, bool):
             raise ValueError(f"uturns={uturns!r}: must be True, False or None")
         self.uturns = (not self.unit.minimal) if uturns is None else uturns
-        self.vcmap = VCMap(ports, self.P, params.vcs, vc_classes, self.vc_class, self.class_step, self.uturns)
+        self.vcmap = VCMap(ports, self.P, params.vcs, vc_classes, self.vc_class, self.class_step, self.uturns,
+                           separable=bool(params.va_separable))
         # the output unit's counters, made here so that a formal harness can read them
         self.credit_counters = credit_counters(ports, params.vcs, params.depth)
         self.held_credit_error = None      # set by elaborate with the three-stage SA (_held_credits)
