@@ -15,6 +15,8 @@ from __future__ import annotations
 import pathlib
 import re
 
+HEADER = "eval_order.h"              # written next to the generated C++, for the main to include
+_RECOGNIZED = "#define PS_EVAL_ORDER 1"
 _CALL = re.compile(r"^\s*(\w+)\(vlSelf\);\s*$")
 # lines of a generated function that do nothing at run time
 _INERT = re.compile(r"^\s*(VL_DEBUG_IF\(.*\);|V\w+__Syms\* const __restrict vlSymsp.*;|auto& vlSelfRef = .*;|// \w+|\{|\}|)\s*$")
@@ -81,7 +83,17 @@ def header(sim_dir: pathlib.Path, toplevel: str) -> str:
         return "\n".join(lines + ["#define PS_EVAL_ORDER 0", ""])
     root = f"V{toplevel}___024root"
     ico, nba = sched
-    lines += ["#define PS_EVAL_ORDER 1"] + [f"void {f}({root}*);" for f in ico + nba]
+    lines += [_RECOGNIZED] + [f"void {f}({root}*);" for f in ico + nba]
     for name, fns in (("ps_ico", ico), ("ps_nba", nba)):
         lines.append(f"static void (*const {name}[])({root}*) = {{{', '.join(fns)}}};")
     return "\n".join(lines + [""])
+
+
+def write(sim_dir: pathlib.Path, toplevel: str) -> None:
+    """`header` into `sim_dir`/eval_order.h, after verilating."""
+    (sim_dir / HEADER).write_text(header(sim_dir, toplevel))
+
+
+def recognized(sim_dir: pathlib.Path) -> bool:
+    """Whether the eval_order.h `write` left in `sim_dir` has the schedule (PS_EVAL_ORDER 1)."""
+    return _RECOGNIZED in (sim_dir / HEADER).read_text()

@@ -185,7 +185,7 @@ def _build_exe(bdir, vfile, toplevel, hier_blocks, args, main_cpp, defines, file
                 raise RuntimeError(f"Verilator build failed ({cmd[0]}, exit {done.returncode})\n"
                                    f"{log_tail(bdir / 'build.log')}")
             if cmd is verilate:          # for a main that runs the eval's functions itself
-                (sim / "eval_order.h").write_text(eval_order.header(sim, toplevel))
+                eval_order.write(sim, toplevel)
 
 
 def run(meta: dict, test_module: str, extra_env: dict | None = None, testcase=None) -> list[dict]:

@@ -29,6 +29,7 @@ import time
 import numpy as np
 
 from cosim.endpoints import Flits, garbage_flit
+from cosim.eval_order import recognized
 from cosim.lockstep import network_build
 from hdl.verilog_out import ports_of
 from sim.engine import EV_CREDIT, EV_INJECT
@@ -474,8 +475,9 @@ def replay(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: in
     seconds = time.perf_counter() - t_start
     cpu = {"python": time.process_time() - cpu_start, "rtl": _children_cpu() - rtl_cpu_start}
     return {"spec": spec, "routing": routing, "vcs": vcs, "load": load, "fail": fail, "cycles": cycles,
-            "engine": engine, "threads": threads, "per_function": engine == "netlist" and per_function
-            and "#define PS_EVAL_ORDER 1" in (pathlib.Path(meta["build_dir"]) / "sim" / "eval_order.h").read_text(),
+            "engine": engine, "threads": threads,
+            "per_function": (engine == "netlist" and per_function
+                             and recognized(pathlib.Path(meta["build_dir"]) / "sim")),
             "drain_cycles": max(0, t_done - cycles), "flits_matched": ls.ejects.count,
             "credits_matched": ls.credits.count, "model_ejected": model.ejected_flits,
             "model_injected": model.injected_flits, "in_flight_at_end": model.in_flight,

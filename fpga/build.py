@@ -37,7 +37,7 @@ from contract.params import PARAMS, SPECS, RouterParams
 from topologies.errors import ParameterError
 
 from .boards import BOARDS, BoardTop, ecp5_pll_params, get_board
-from .report import diagnose, overflow_so_far, read_report
+from .report import diagnose, read_report
 
 DESIGNS = ("router", "network", "unit")
 BODY_BRAM = ("auto", "off")
@@ -556,7 +556,7 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
 
 def _run_script(out_dir, env, log_path, prog, packed, bitstream) -> pathlib.Path:
     """The build script, start to end; returns the folder of its place and route."""
-    from .seeds import CHECK_FIT_EVERY, stop_group
+    from .seeds import overflowing, stop_group
     with open(log_path, "w") as log:
         # its own process group: a design that does not fit stops nextpnr, not only the shell
         proc = subprocess.Popen(["sh", "build_top.sh"], cwd=out_dir, env=env, stdout=log, stderr=subprocess.STDOUT,
@@ -570,7 +570,7 @@ def _run_script(out_dir, env, log_path, prog, packed, bitstream) -> pathlib.Path
                 prog.set(stage)
                 time.sleep(0.5)
                 ticks += 1
-                if ticks % CHECK_FIT_EVERY == 0 and overflow_so_far(out_dir / "top.tim"):
+                if overflowing(ticks, out_dir / "top.tim"):
                     stop_group(proc)             # diagnose() reads why from the log
         finally:
             if proc.poll() is None:              # interrupted: no nextpnr left behind

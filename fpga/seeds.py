@@ -123,6 +123,12 @@ def stop_group(proc) -> None:
         time.sleep(0.01)
 
 
+def overflowing(ticks: int, tim_path: pathlib.Path) -> bool:
+    """Whether a running nextpnr's log (`tim_path`) shows the design over the device, looked at
+    every CHECK_FIT_EVERY polls (`ticks`, counted by the caller's poll loop)."""
+    return ticks % CHECK_FIT_EVERY == 0 and overflow_so_far(tim_path) is not None
+
+
 def _finished(sdir, proc, seed, minutes, family, clock_mhz) -> dict:
     row = {"seed": seed, "minutes": round(minutes, 1), "dir": str(sdir)}
     if proc.returncode == 0 and (sdir / "report.json").exists():
@@ -152,7 +158,7 @@ def place_and_route(out_dir: pathlib.Path, env: dict, family: str, clock_mhz: fl
                                   "error": f"not routed in {run.minutes:g} minutes"}
                 elif proc.poll() is not None:
                     rows[seed] = _finished(sdir, proc, seed, spent, family, clock_mhz)
-                elif ticks % CHECK_FIT_EVERY == 0 and overflow_so_far(sdir / "top.tim"):
+                elif overflowing(ticks, sdir / "top.tim"):
                     stop_group(proc)                  # does not fit: the log says why (`_finished`)
                     rows[seed] = _finished(sdir, proc, seed, spent, family, clock_mhz)
                 else:
@@ -188,4 +194,4 @@ def summary(rows: list) -> dict:
             "fmax_median_mhz": round(statistics.median(fmax), 2), "fmax_min_mhz": min(fmax), "fmax_max_mhz": max(fmax)}
 
 
-__all__ = ["SeedRun", "parse_seeds", "place_and_route", "script_lines", "summary"]
+__all__ = ["SeedRun", "parse_seeds", "overflowing", "place_and_route", "script_lines", "summary"]

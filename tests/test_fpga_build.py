@@ -551,7 +551,6 @@ def test_seeds_are_placed_and_routed_apart_and_the_best_kept(tmp_path):
     assert not left, f"processes left in the stopped seeds' folders: {left}"
 
 
-
 OVERFLOW_LOG = """Info: Device utilisation:
 Info: \t          TRELLIS_IO:     9/    365     2%
 Info: \t        TRELLIS_COMB:  116237/  83640   138%
