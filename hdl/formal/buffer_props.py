@@ -1,9 +1,9 @@
 """k-induction harness of the VC buffer (`hdl.buffer.VCBuffer`), run by tests/test_formal_stages.py.
 
-The buffer against an independent reference (a shift-register FIFO per VC, as `fifo_harness` in
-properties.py): counts equal and within [0, B] (no overflow, no underflow), every count flag
-`count > j` equal to the compare, the front of every non-empty VC the oldest flit written to it
-and the peek bits those of the next one (order), `overflow` exactly when a full VC is written.
+The buffer against an independent reference (a shift-register FIFO per VC): counts equal and
+within [0, B] (no overflow, no underflow), every count flag `count > j` equal to the compare, the
+front of every non-empty VC the oldest flit written to it and the peek bits those of the next one
+(order), `overflow` exactly when a full VC is written.
 
 To make these inductive (proved for every reachable state, not only the first cycles), the
 harness also asserts the invariants that tie the buffer's own state to the reference, read from

@@ -3,9 +3,6 @@
 Each function returns (harness, free inputs). The solver drives the free inputs, reset included,
 with any value in every cycle; `Assume` narrows that only where the contract does.
 
-* `fifo_harness`: `VCBuffer` against an independent reference (a shift-register FIFO per VC):
-  counts equal and within [0, depth] (no overflow, no underflow), the front of every non-empty VC
-  is the oldest flit written to it (order), `overflow` exactly when a full VC is written.
 * `pick_harness`: `RoundRobinPick`: grant one-hot, only to a requester, the first requester at or
   after the pointer.
 * `arbiter_harness`: `RoundRobinArbiter` used as VA / output arbiters use it (commit every grant):
@@ -18,45 +15,6 @@ from __future__ import annotations
 from amaranth.hdl import Assert, Assume, Module, Mux, Signal
 
 from ..arbiter import RoundRobinArbiter, RoundRobinPick, ptr_mask
-from ..buffer import VCBuffer
-
-
-def fifo_harness(vcs: int = 2, depth: int = 3, width: int = 3, buffer_cls=VCBuffer, registered_front: bool = True):
-    m = Module()
-    # every count flag (count > j, kept beside the counter) and the peek at the entry after the
-    # front (here the low bit of each flit); the fronts registered or read from a shared memory
-    m.submodules.dut = dut = buffer_cls(vcs, depth, width, count_flags=depth, peek_width=1,
-                                        registered_front=registered_front)
-    w_valid, pop = Signal(), Signal()
-    w_vc, pop_vc = Signal(range(vcs)), Signal(range(vcs))
-    w_data = Signal(width)
-    m.d.comb += [dut.w_valid.eq(w_valid), dut.w_vc.eq(w_vc), dut.w_data.eq(w_data),
-                 dut.pop.eq(Mux(pop, 1 << pop_vc, 0)), dut.w_peek.eq(w_data[0])]
-    m.d.comb += [Assume(w_vc < vcs), Assume(pop_vc < vcs)]
-    full_any = Signal()
-    for v in range(vcs):
-        cnt = Signal(range(depth + 1), name=f"ref_count{v}")
-        ent = [Signal(width, name=f"ref{v}_{k}") for k in range(depth)]
-        wr = Signal(name=f"ref_wr{v}")
-        pp = Signal(name=f"ref_pop{v}")
-        m.d.comb += [wr.eq(w_valid & (w_vc == v) & (cnt < depth)), pp.eq(pop & (pop_vc == v) & (cnt > 0))]
-        for k in range(depth):               # entry k after the cycle: shifted if popped, or the new flit
-            nxt = ent[k + 1] if k + 1 < depth else ent[k]
-            kept = Mux(pp, nxt, ent[k])
-            slot = cnt - pp
-            m.d.sync += ent[k].eq(Mux(wr & (slot == k), w_data, kept))
-        m.d.sync += cnt.eq(cnt + wr - pp)
-        m.d.comb += [Assert(dut.count[v] == cnt), Assert(dut.count[v] <= depth)]
-        m.d.comb += [Assert(dut.count_gt[v][j] == (cnt > j)) for j in range(depth)]
-        with m.If(cnt > 0):
-            m.d.comb += Assert(dut.front[v] == ent[0])
-        if depth > 1:
-            with m.If(cnt > 1):
-                m.d.comb += Assert(dut.peek[v] == ent[1][0])
-        with m.If(w_vc == v):
-            m.d.comb += full_any.eq(cnt == depth)
-    m.d.comb += Assert(dut.overflow == (w_valid & full_any))
-    return m, [w_valid, w_vc, w_data, pop, pop_vc]
 
 
 def _onehot_or_zero(x):
@@ -98,8 +56,6 @@ def arbiter_harness(n: int = 4, commit: bool = True, own_commit: bool = False):
         m.d.comb += Assert(wait <= n - 1)
     return m, [req]
 
-
-__all__ = ["fifo_harness", "pick_harness", "arbiter_harness"]
 
 
 def packet_sources(m, dut, V: int, B: int, pkt_len: int, state=None, wellformed: bool = False) -> list:
@@ -193,3 +149,6 @@ def router_harness(vcs: int = 2, depth: int = 2, packet_flits: int = 2, honest_d
                 m.d.comb += [Assert(dut.credit_counters[o][w] + owed == depth),
                              Assert(dut.credit_counters[o][w] <= depth)]
     return m, free
+
+
+__all__ = ["arbiter_harness", "pick_harness", "router_harness"]
