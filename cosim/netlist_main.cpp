@@ -22,7 +22,12 @@
 #include "Vpstar_router___024root.h"
 #include "verilated.h"
 
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <climits>
 #include <thread>
 #include <vector>
 
@@ -43,23 +48,28 @@
 constexpr int NW = (PS_W + 31) / 32;
 static const u32 zero[NW + 1] = {0};         // an idle port's flit or load words
 
-class Barrier {            // sense-reversing; threads spin briefly, then yield
+class Barrier {            // threads spin briefly, then sleep on a futex until the last one arrives
   public:
     explicit Barrier(int n) : n_(n), left_(n) {}
     void wait() {
-        bool sense = sense_.load(std::memory_order_relaxed);
+        int gen = gen_.load(std::memory_order_acquire);
         if (left_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
             left_.store(n_, std::memory_order_relaxed);
-            sense_.store(!sense, std::memory_order_release);
+            gen_.fetch_add(1, std::memory_order_release);
+            syscall(SYS_futex, reinterpret_cast<int*>(&gen_), FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr, nullptr, 0);
             return;
         }
-        for (int spin = 0; sense_.load(std::memory_order_acquire) == sense; spin++)
-            if (spin > 2000) std::this_thread::yield();
+        // spinning on a core the Python side wants (three threads on two cores) would take it
+        // from the work; the futex returns at once if the generation has already moved on
+        for (int spin = 0; spin < 200; spin++)
+            if (gen_.load(std::memory_order_acquire) != gen) return;
+        while (gen_.load(std::memory_order_acquire) == gen)
+            syscall(SYS_futex, reinterpret_cast<int*>(&gen_), FUTEX_WAIT_PRIVATE, gen, nullptr, nullptr, 0);
     }
   private:
     const int n_;
     std::atomic<int> left_;
-    std::atomic<bool> sense_{false};
+    std::atomic<int> gen_{0};
 };
 
 // The falling edge without an eval: the router has no negedge logic and its outputs are
