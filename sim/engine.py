@@ -812,27 +812,28 @@ def _endpoint_send(t, e, v, ident, seq, cfg, tables, world):
     _log_event(world.obs, EV_INJECT, t, e, v, ident, seq)
 
 
+@_inline
+def _append(head, tail, nxt, e, item):
+    """`item` joins the tail of queue e, a linked list from head[e] to tail[e] (-1: empty) whose
+    links are nxt[item]."""
+    if tail[e] >= 0:
+        nxt[tail[e]] = item
+    else:
+        head[e] = item
+    tail[e] = item
+
+
 @_stage
 def join_queues(t, gi, ggi, arrivals, packets, garbage, ep):
     """Packets (then garbage) created in cycle t join their endpoint's source (garbage) queue;
     gi, ggi: the next entries of `arrivals`. Returns the new gi, ggi."""
     while gi < arrivals.gen_time.shape[0] and arrivals.gen_time[gi] == t:
         pk = arrivals.gen_pk[gi]
-        e = packets.pk_src[pk]
-        if ep.q_tail[e] >= 0:
-            packets.pk_next[ep.q_tail[e]] = pk
-        else:
-            ep.q_head[e] = pk
-        ep.q_tail[e] = pk
+        _append(ep.q_head, ep.q_tail, packets.pk_next, packets.pk_src[pk], pk)
         gi += 1
     while ggi < arrivals.ggen_time.shape[0] and arrivals.ggen_time[ggi] == t:
         g = arrivals.ggen_id[ggi]
-        e = garbage.g_ep[g]
-        if ep.gq_tail[e] >= 0:
-            garbage.g_next[ep.gq_tail[e]] = g
-        else:
-            ep.gq_head[e] = g
-        ep.gq_tail[e] = g
+        _append(ep.gq_head, ep.gq_tail, garbage.g_next, garbage.g_ep[g], g)
         ggi += 1
     return gi, ggi
 
