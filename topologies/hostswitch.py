@@ -365,6 +365,14 @@ if numba is not None:
         edges[e, 1] = v
 
     @njit(cache=True)
+    def _swing(adj, eid, deg, edges, w, a, b, c):
+        """SWING(a, b, c) (host-switch paper §4.2): edge {a, b} becomes {a, c} and a host moves
+        from c to b. SWING(a, c, b) undoes it."""
+        _rewire(adj, eid, deg, edges, a, b, a, c)
+        w[b] += 1
+        w[c] -= 1
+
+    @njit(cache=True)
     def _seed(s):
         np.random.seed(s)
 
@@ -415,10 +423,7 @@ if numba is not None:
                 c = np.random.randint(m)
                 if w[c] == 0 or c == a or c == b or _adjacent(adj, deg, a, c):
                     continue
-                # 1-neighbour solution: SWING(a, b, c)
-                _rewire(adj, eid, deg, edges, a, b, a, c)
-                w[b] += 1
-                w[c] -= 1
+                _swing(adj, eid, deg, edges, w, a, b, c)       # the 1-neighbour solution
                 evals += 1
                 Snew = _evaluate(adj, deg, w, m, words, B, reach, frontier, nxt, planes, limit)
                 if Snew >= 0 and Snew <= limit:
@@ -430,9 +435,7 @@ if numba is not None:
                     if deg[c] > 1:
                         d = adj[c, np.random.randint(deg[c])]
                         if d != a and d != b and not _adjacent(adj, deg, d, b):
-                            _rewire(adj, eid, deg, edges, d, c, d, b)
-                            w[c] += 1
-                            w[b] -= 1
+                            _swing(adj, eid, deg, edges, w, d, c, b)
                             evals += 1
                             Snew = _evaluate(adj, deg, w, m, words, B, reach, frontier, nxt, planes, limit)
                             if Snew >= 0 and Snew <= limit:
@@ -440,13 +443,9 @@ if numba is not None:
                                 accepted += 1
                                 done = True
                             else:
-                                _rewire(adj, eid, deg, edges, d, b, d, c)
-                                w[c] -= 1
-                                w[b] += 1
+                                _swing(adj, eid, deg, edges, w, d, b, c)
                     if not done:
-                        _rewire(adj, eid, deg, edges, a, c, a, b)
-                        w[b] -= 1
-                        w[c] += 1
+                        _swing(adj, eid, deg, edges, w, a, c, b)
             if S < best_S:
                 best_S = S
                 best_adj[:, :] = adj
