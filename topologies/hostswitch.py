@@ -214,6 +214,14 @@ def _takeover(edges: list, adj: list, u: int, v: int, rng):
     return None
 
 
+def _link(adj: list, free: np.ndarray, edges: list, u: int, v: int) -> None:
+    """Switches u and v linked: a free port of each taken."""
+    adj[u].add(v), adj[v].add(u)
+    free[u] -= 1
+    free[v] -= 1
+    edges.append((u, v))
+
+
 def random_host_switch_graph(n: int, m: int, r: int, seed: int = 0, tries: int = 100) -> HostSwitchGraph:
     """Hosts spread evenly, then a random simple switch graph on the free ports (greedy random
     pairing; `use_free_ports` then rewires until at most one usable port is left free)."""
@@ -236,11 +244,7 @@ def random_host_switch_graph(n: int, m: int, r: int, seed: int = 0, tries: int =
             if not cand or free[v] <= 0:
                 ok = False
                 break
-            u = cand[rng.integers(len(cand))]
-            adj[u].add(v), adj[v].add(u)
-            free[u] -= 1
-            free[v] -= 1
-            edges.append((u, v))
+            _link(adj, free, edges, cand[rng.integers(len(cand))], v)
         if not ok:
             continue
         stuck = np.zeros(m, dtype=bool)         # free ports but every open switch already adjacent
@@ -253,11 +257,7 @@ def random_host_switch_graph(n: int, m: int, r: int, seed: int = 0, tries: int =
             if not cand:
                 stuck[v] = True
                 continue
-            u = cand[rng.integers(len(cand))]
-            adj[u].add(v), adj[v].add(u)
-            free[u] -= 1
-            free[v] -= 1
-            edges.append((u, v))
+            _link(adj, free, edges, cand[rng.integers(len(cand))], v)
         use_free_ports(free, adj, edges, rng)
         return HostSwitchGraph(n, r, hosts, np.array(edges, dtype=np.int64).reshape(-1, 2))
     raise ParameterError(f"switches={m}: could not build a connected switch graph with radix {r}")
