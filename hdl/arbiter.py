@@ -66,9 +66,19 @@ def _wire(m, value, n: int, name: str | None):
     return s
 
 
+# Verilator holds a value wider than 64 bits as 32-bit words, and a shift across them runs a
+# generic bit-insertion loop (a fifth of the Verilated Polarized V = 8 routers' time, perf): a
+# prefix OR over more than 64 bits is made of trees over its 32-bit words instead
+WIDE = 64
+WORD = 32
+
+
 def prefix_or(value, n: int, m: Module | None = None, name: str = "prefix"):
     """Bit i = OR of bits 0..i of the `n`-bit value: a log-depth tree (each level a signal of `m`,
-    if given: the tree reads each level twice)."""
+    if given: the tree reads each level twice). Over more than WIDE bits, a tree per WORD-bit
+    word and one over the words (`_by_words`): the same function."""
+    if n > WIDE:
+        return _by_words(value, n, m, name, below=False)
     prefix = _wire(m, value, n, f"{name}_l0")
     shift = 1
     while shift < n:
@@ -77,13 +87,36 @@ def prefix_or(value, n: int, m: Module | None = None, name: str = "prefix"):
     return prefix
 
 
+def below_or(value, n: int, m: Module | None = None, name: str = "prefix"):
+    """Bit i = OR of bits 0..i-1 of the `n`-bit value (bit 0: 0): `prefix_or` shifted up by one,
+    the requesters after the lowest set bit."""
+    if n > WIDE:
+        return _by_words(value, n, m, name, below=True)
+    return prefix_or(value, n, m, name).shift_left(1)[:n]
+
+
+def _by_words(value, n: int, m: Module | None, name: str, below: bool):
+    """`prefix_or` (`below_or` if `below`) of an `n`-bit value as trees over its WORD-bit words,
+    each word's result ORed with whether any word before it has a set bit (a tree over the
+    words' top bits): no signal wider than WIDE but the result, assembled word by word."""
+    value = _wire(m, value, n, f"{name}_in")
+    words = [(lo, min(lo + WORD, n)) for lo in range(0, n, WORD)]
+    pre = [prefix_or(value[lo:hi], hi - lo, m, f"{name}_w{k}") for k, (lo, hi) in enumerate(words)]
+    upto = prefix_or(Cat(*[p[-1] for p in pre]), len(words), m, f"{name}_words")   # words 0..k
+    out = []
+    for k, (lo, hi) in enumerate(words):
+        bits = pre[k].shift_left(1)[:hi - lo] if below else pre[k]
+        out.append(bits | upto[k - 1].replicate(hi - lo) if k else bits)
+    return _wire(m, Cat(*out), n, name)
+
+
 def lowest_set_bit(value, n: int, m: Module | None = None, name: str = "low"):
     """The lowest set bit of an `n`-bit value, one-hot (0 when none): the value AND NOT the OR of
     the bits below each bit, that OR a log-depth prefix tree. Not `x & (~x + 1)`: synthesis
     maps that increment to a carry chain, whose entry and exit routing were the longest part of
     the switch allocator's path on ECP5."""
     value = _wire(m, value, n, f"{name}_in")
-    below = prefix_or(value, n, m, name).shift_left(1)[:n] if n > 1 else Const(0, n)
+    below = below_or(value, n, m, name) if n > 1 else Const(0, n)
     return value & ~below
 
 
@@ -126,12 +159,12 @@ def round_robin_pick(m: Module, requests, mask, n: int, next_mask: bool = False)
         return requests, None
     high = _wire(m, requests & mask, n, "high")
     any_high = high.any()
-    hi_pre = prefix_or(high, n, m, "high_or")
-    all_pre = prefix_or(requests, n, m, "req_or")
-    grant = Mux(any_high, high & ~hi_pre.shift_left(1)[:n], requests & ~all_pre.shift_left(1)[:n])
+    hi_below = below_or(high, n, m, "high_or")
+    all_below = below_or(requests, n, m, "req_or")
+    grant = Mux(any_high, high & ~hi_below, requests & ~all_below)
     # the bits after the lowest set bit of x are the prefix OR of x shifted by one: the trees the
     # grant reads, so the next mask needs no tree of its own after the grant
-    nxt = Mux(any_high, hi_pre.shift_left(1)[:n], all_pre.shift_left(1)[:n]) if next_mask else None
+    nxt = Mux(any_high, hi_below, all_below) if next_mask else None
     return grant, nxt
 
 
@@ -209,7 +242,7 @@ class RoundRobinArbiter(wiring.Component):
                 if self.own_commit:
                     m.d.sync += self.mask.eq(nxt)
                 else:
-                    m.d.sync += self.mask.eq(prefix_or(self.commit_grant, n, m, "commit_or").shift_left(1)[:n])
+                    m.d.sync += self.mask.eq(below_or(self.commit_grant, n, m, "commit_or"))
         return m
 
 
@@ -218,5 +251,5 @@ def mask_pointer(mask: int, n: int) -> int:
     return (mask & -mask).bit_length() - 1 if mask else 0
 
 
-__all__ = ["RoundRobinArbiter", "RoundRobinPick", "mask_pointer", "round_robin_pick", "grant_bit", "lowest_set_bit", "one_hot_index", "one_hot_select", "prefix_or",
+__all__ = ["RoundRobinArbiter", "RoundRobinPick", "mask_pointer", "round_robin_pick", "grant_bit", "below_or", "lowest_set_bit", "one_hot_index", "one_hot_select", "prefix_or",
            "ptr_mask", "winner_select"]
