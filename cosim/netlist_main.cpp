@@ -56,7 +56,7 @@ class Barrier {            // threads spin briefly, then sleep on a futex until 
         if (left_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
             left_.store(n_, std::memory_order_relaxed);
             gen_.fetch_add(1, std::memory_order_release);
-            syscall(SYS_futex, reinterpret_cast<int*>(&gen_), FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr, nullptr, 0);
+            syscall(SYS_futex, reinterpret_cast<int*>(&gen_), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
             return;
         }
         // spinning on a core the Python side wants (three threads on two cores) would take it
