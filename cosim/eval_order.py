@@ -8,7 +8,8 @@ that instance's state only. Calling each function for every instance before the 
 same order within each instance) is the same computation with the function's code kept hot:
 the 104-router replay's routers run about 17 % faster (docs/hdl.md). Only that schedule is
 recognized; anything else (other triggers, an `act` region, several trigger bits) gets
-`PS_EVAL_ORDER 0`, and the main calls `eval()` as before.
+`PS_EVAL_ORDER 0`, and the main calls `eval()` as before. Statements Verilator writes inline in
+`eval_nba` between its calls (the min router has some) become functions of the header.
 """
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ HEADER = "eval_order.h"              # written next to the generated C++, for th
 _RECOGNIZED = "#define PS_EVAL_ORDER 1"
 _CALL = re.compile(r"^\s*(\w+)\(vlSelf\);\s*$")
 # lines of a generated function that do nothing at run time
+# a statement declaring a local (Verilator's CData ... VlWide<N> types)
+_DECL = re.compile(r"^\s*(const\s+)?([CSIQE]Data\b|Vl\w+<)")
 _INERT = re.compile(r"^\s*(VL_DEBUG_IF\(.*\);|V\w+__Syms\* const __restrict vlSymsp.*;|auto& vlSelfRef = .*;|// \w+|\{|\}|)\s*$")
 
 
@@ -37,28 +40,45 @@ def _code(lines) -> str:
     return "".join(re.sub(r"\s+", "", x) for x in lines or () if not _INERT.match(x))
 
 
-def _calls_under_trigger(lines, trigger: str) -> list[str] | None:
-    """The functions called by a body that is exactly `if ((1ULL & vlSelfRef.{trigger}[0U])) {
-    calls }` (besides inert lines), else None."""
+def _steps_under_trigger(lines, trigger: str) -> list | None:
+    """The steps of a body that is exactly `if ((1ULL & vlSelfRef.{trigger}[0U])) { ... }` (besides
+    inert lines), in order: a called function's name, or a tuple of the statements Verilator
+    wrote inline between the calls. None for any other body, or statements that need more than
+    the instance (`vlSymsp`) or declare locals another step could read."""
     guard = f"if ((1ULL & vlSelfRef.{trigger}[0U])) {{"
-    calls, guards = [], 0
+    steps, depth, state = [], 0, "before"          # before the guard, inside it, after it
     for line in lines or ():
-        if line.strip() == guard:
-            guards += 1
-        elif m := _CALL.match(line):
-            calls.append(m.group(1))
+        if state == "inside":
+            if depth == 0 and line.strip() == "}":
+                state = "after"
+            elif depth == 0 and (m := _CALL.match(line)):
+                steps.append(m.group(1))
+            elif depth == 0 and _INERT.match(line) and line.strip() != "{":
+                continue
+            else:
+                if "vlSymsp" in line or _DECL.match(line):
+                    return None
+                if not steps or isinstance(steps[-1], str):
+                    steps.append(())
+                steps[-1] += (line,)
+                depth += line.count("{") - line.count("}")
+        elif state == "before" and line.strip() == guard:
+            state = "inside"
         elif not _INERT.match(line):
             return None
-    return calls if guards == 1 and calls else None
+    code = [x for x in steps if isinstance(x, tuple)]
+    if state != "after" or depth or not steps or any(not _code(x) for x in code):
+        return None
+    return steps
 
 
-def schedule(sim_dir: pathlib.Path, toplevel: str) -> tuple[list[str], list[str]] | None:
-    """(input-logic functions, clocked-logic functions) of `V{toplevel}`'s eval in `sim_dir`, in
-    eval's order, or None when its schedule is not the one described above."""
+def schedule(sim_dir: pathlib.Path, toplevel: str) -> tuple[list, list] | None:
+    """(input-logic steps, clocked-logic steps) of `V{toplevel}`'s eval in `sim_dir`, in eval's
+    order (`_steps_under_trigger`), or None when its schedule is not the one described above."""
     root = f"V{toplevel}___024root"
     text = "\n" + "\n".join(p.read_text() for p in sorted(sim_dir.glob(f"{root}__*.cpp")))
-    ico = _calls_under_trigger(_body(text, root, "eval_ico"), "__VicoTriggered")
-    nba = _calls_under_trigger(_body(text, root, "eval_nba"), "__VnbaTriggered")
+    ico = _steps_under_trigger(_body(text, root, "eval_ico"), "__VicoTriggered")
+    nba = _steps_under_trigger(_body(text, root, "eval_nba"), "__VnbaTriggered")
     ico_trigger = _code(_body(text, root, "eval_triggers_vec__ico"))
     act_trigger = _code(_body(text, root, "eval_triggers_vec__act"))
     act = _body(text, root, "eval_act")
@@ -82,9 +102,17 @@ def header(sim_dir: pathlib.Path, toplevel: str) -> str:
     if sched is None:
         return "\n".join(lines + ["#define PS_EVAL_ORDER 0", ""])
     root = f"V{toplevel}___024root"
-    ico, nba = sched
-    lines += [_RECOGNIZED] + [f"void {f}({root}*);" for f in ico + nba]
-    for name, fns in (("ps_ico", ico), ("ps_nba", nba)):
+    lines.append(_RECOGNIZED)
+    for name, steps in zip(("ps_ico", "ps_nba"), sched):
+        fns = []
+        for step in steps:
+            if isinstance(step, str):
+                lines.append(f"void {step}({root}*);")
+                fns.append(step)
+            else:             # statements eval runs inline, as a function of their own
+                fns.append(f"{name}_inline_{len(fns)}")
+                lines += [f"static void {fns[-1]}({root}* vlSelf) {{", f"    {root}& vlSelfRef = *vlSelf;",
+                          *step, "}"]
         lines.append(f"static void (*const {name}[])({root}*) = {{{', '.join(fns)}}};")
     return "\n".join(lines + [""])
 

@@ -12,7 +12,9 @@
 // through the generated header `netlist.h` (ports, table, sizes; written by replay.py).
 // Link and credit latency 1 only (top_verilog adds registers for more; replay.py refuses).
 //
-// PS_THREADS=T (environment): routers split over T threads, barriers between the phases.
+// PS_THREADS=T (environment): routers split over T threads. Each thread clocks its routers and
+// then takes their outputs into the other of two snapshot buffers (the neighbours' drive reads
+// the current one), so a cycle costs one round of barriers: go, then done.
 //
 // Clocking: with the schedule cosim/eval_order.py recognizes (`eval_order.h`, PS_EVAL_ORDER 1)
 // each group's routers are evaluated function by function, every router's input logic then
@@ -93,21 +95,23 @@ static inline void fall(Vpstar_router* m) {
 struct Net {
     std::vector<VerilatedContext*> ctx;
     std::vector<Vpstar_router*> r;
-    // outputs of the current cycle, per (router, port)
-    std::vector<u32> fv, fw, cv, cvc;
+    // outputs per (router, port): buffer `cur` this cycle's, the other the next cycle's
+    std::vector<u32> fv[2], fw[2], cv[2], cvc[2];
+    int cur = 0;
     // endpoint inputs of the current cycle
     std::vector<u32> iv, iw;
 
-    void snapshot(int r0, int r1) {
+    void snapshot(int r0, int r1, int b) {
         for (int i = r0; i < r1; i++)
             for (int k = 0; k < PS_P; k++) {
                 size_t s = size_t(i) * PS_P + k;
-                ps_get_flit(r[i], k, fv[s], &fw[s * NW]);
-                ps_get_credit(r[i], k, cv[s], cvc[s]);
+                ps_get_flit(r[i], k, fv[b][s], &fw[b][s * NW]);
+                ps_get_credit(r[i], k, cv[b][s], cvc[b][s]);
             }
     }
 
     void drive_and_clock(int r0, int r1) {
+        const std::vector<u32>&fv = this->fv[cur], &fw = this->fw[cur], &cv = this->cv[cur], &cvc = this->cvc[cur];
         for (int i = r0; i < r1; i++) {
             Vpstar_router* m = r[i];
             for (int k = 0; k < PS_R; k++) {
@@ -157,7 +161,9 @@ int main(int argc, char** argv) {
         for (int i = a; i < b; i++) net.r.push_back(new Vpstar_router(net.ctx[t], "router"));
     }
     const size_t S = size_t(PS_N) * PS_P;
-    net.fv.assign(S, 0); net.fw.assign(S * NW, 0); net.cv.assign(S, 0); net.cvc.assign(S, 0);
+    for (int b = 0; b < 2; b++) {
+        net.fv[b].assign(S, 0); net.fw[b].assign(S * NW, 0); net.cv[b].assign(S, 0); net.cvc[b].assign(S, 0);
+    }
     net.iv.assign(PS_E, 0); net.iw.assign(size_t(PS_E) * NW, 0);
 
     // reset: two rising edges, then released at a falling edge (as replay_main.cpp)
@@ -173,8 +179,13 @@ int main(int argc, char** argv) {
     }
 
     // workers 1..T-1 run their groups' phases; the main thread runs group 0 and the endpoints
-    std::atomic<int> phase{0};             // 1: snapshot, 2: drive and clock, 3: quit
+    std::atomic<int> phase{0};             // 1: snapshot, 2: drive, clock and snapshot, 3: quit
     Barrier go(T), done(T);
+    auto run_group = [&](int ph, int a, int b) {
+        if (ph == 1) { net.snapshot(a, b, net.cur); return; }
+        net.drive_and_clock(a, b);
+        net.snapshot(a, b, net.cur ^ 1);
+    };
     std::vector<std::thread> workers;
     for (int t = 1; t < T; t++) {
         workers.emplace_back([&, t]() {
@@ -183,7 +194,7 @@ int main(int argc, char** argv) {
                 go.wait();
                 int ph = phase.load(std::memory_order_acquire);
                 if (ph == 3) return;
-                if (ph == 1) net.snapshot(a, b); else net.drive_and_clock(a, b);
+                run_group(ph, a, b);
                 done.wait();
             }
         });
@@ -191,12 +202,14 @@ int main(int argc, char** argv) {
     auto run_phase = [&](int ph) {
         auto [a, b] = group(0);
         if (T > 1) { phase.store(ph, std::memory_order_release); go.wait(); }
-        if (ph == 1) net.snapshot(a, b); else net.drive_and_clock(a, b);
+        run_group(ph, a, b);
         if (T > 1) done.wait();
+        if (ph == 2) net.cur ^= 1;
     };
 
     u32 last_dropped = 0;
     int status = 0;
+    bool fresh = false;         // the current snapshot is of the routers as they are (not before a load)
     for (;;) {
         int cmd = fgetc(stdin);
         if (cmd == EOF || cmd == 'Q') break;
@@ -217,16 +230,18 @@ int main(int argc, char** argv) {
                 ps_set_load(m, 0, zero);
                 m->eval();
             }
+            fresh = false;
             continue;
         }
         if (cmd != 'R') { fprintf(stderr, "netlist: unknown command %d\n", cmd); status = 3; break; }
         status = run_chunk("netlist", NW,
             [&](int64_t t, Answer& a) {
-                run_phase(1);
+                if (!fresh) { run_phase(1); fresh = true; }
+                const int c = net.cur;
                 for (int e = 0; e < PS_E; e++) {
                     size_t s = size_t(ps_endpoints[e][0]) * PS_P + ps_endpoints[e][1];
-                    if (net.fv[s]) a.eject(int32_t(t + 1), e, &net.fw[s * NW], NW);
-                    if (net.cv[s]) a.credit(int32_t(t + 1), e, int32_t(net.cvc[s]));
+                    if (net.fv[c][s]) a.eject(int32_t(t + 1), e, &net.fw[c][s * NW], NW);
+                    if (net.cv[c][s]) a.credit(int32_t(t + 1), e, int32_t(net.cvc[c][s]));
                 }
                 u32 d = 0;
                 for (int i = 0; i < PS_N; i++) d += net.r[i]->dropped;

@@ -1,4 +1,6 @@
 """cosim.harness: a build's folder (its cache key) follows the compiler settings it is made with."""
+import pathlib
+
 import pytest
 
 from cosim import harness
@@ -8,7 +10,7 @@ class _Stop(Exception):
     pass
 
 
-def _folder(tmp_path, monkeypatch, makeflags):
+def _folder(tmp_path, monkeypatch, makeflags, exe=None):
     """The build folder `harness.build` picks for one configuration under `makeflags`."""
     monkeypatch.setattr(harness, "BUILD_ROOT", tmp_path)
     monkeypatch.setenv("MAKEFLAGS", makeflags)
@@ -18,7 +20,7 @@ def _folder(tmp_path, monkeypatch, makeflags):
         raise _Stop
 
     with pytest.raises(_Stop):
-        harness.build("cfg", "key", make_verilog, "top")
+        harness.build("cfg", "key", make_verilog, "top", exe=exe)
     new = set(tmp_path.iterdir()) - before
     return new.pop().name if new else None
 
@@ -30,3 +32,23 @@ def test_other_optimization_flags_are_another_build(tmp_path, monkeypatch):
     assert _folder(tmp_path, monkeypatch, "-j2 --jobserver-auth=3,4") is None   # not a compiler setting
     other = _folder(tmp_path, monkeypatch, "OPT_FAST=-O0")
     assert other is not None and other != default and other.startswith("cfg-")
+
+
+def test_the_executables_compiler_is_part_of_their_build(tmp_path, monkeypatch):
+    """An executable built by another compiler (`PSTAR_CXX`) is another build; a cocotb build,
+    which make's c++ always compiles, is the same."""
+    main = tmp_path / "src" / "main.cpp"
+    main.parent.mkdir()
+    main.write_text("int main() { return 0; }\n")
+    builds = tmp_path / "builds"
+    builds.mkdir()
+    monkeypatch.delenv("PSTAR_CXX", raising=False)
+    zig = harness.exe_compiler()
+    assert pathlib.Path(zig[0]).name == "zig" and zig[1] == "c++"
+    default = _folder(builds, monkeypatch, "", exe=(main, []))
+    cocotb = _folder(builds, monkeypatch, "")
+    monkeypatch.setenv("PSTAR_CXX", "c++")
+    assert harness.exe_compiler() == ["c++"]
+    gcc = _folder(builds, monkeypatch, "", exe=(main, []))
+    assert gcc is not None and gcc != default and default is not None
+    assert _folder(builds, monkeypatch, "") is None and cocotb is not None
