@@ -234,6 +234,7 @@ class Packets(NamedTuple):
     pk_next: np.ndarray     # source queue link
     pk_eseq: np.ndarray     # next flit expected at the destination
     pk_done: np.ndarray     # cycle the tail arrived (-1: not yet)
+    pk_open_at: np.ndarray  # Polarized: the router last found not to be a dead end (-1: none)
     samples: np.ndarray     # (packets, k) UGAL/Valiant intermediate samples
 
 
@@ -894,9 +895,13 @@ def _route_state(r, pk, cfg, tables, packets, credits):
     ph = packets.pk_phase[pk]
     if ph == 0 and r == packets.pk_inter[pk]:
         ph = 1
-    if cfg.mode == POLARIZED and ph == 1 and r != dst_r and _polarized_dead_end(r, src_r, dst_r, cfg, tables):
-        packets.pk_phase[pk] = 0           # escapes for the rest of its route
-        ph = 0
+    if cfg.mode == POLARIZED and ph == 1 and r != dst_r and packets.pk_open_at[pk] != r:
+        # a head waiting at r asks every cycle; the answer depends on (r, s, t) only
+        if _polarized_dead_end(r, src_r, dst_r, cfg, tables):
+            packets.pk_phase[pk] = 0           # escapes for the rest of its route
+            ph = 0
+        else:
+            packets.pk_open_at[pk] = r
     return src_r, dst_r, packets.pk_inter[pk], ph
 
 
