@@ -19,9 +19,9 @@ import re
 HEADER = "eval_order.h"              # written next to the generated C++, for the main to include
 _RECOGNIZED = "#define PS_EVAL_ORDER 1"
 _CALL = re.compile(r"^\s*(\w+)\(vlSelf\);\s*$")
-# lines of a generated function that do nothing at run time
 # a statement declaring a local (Verilator's CData ... VlWide<N> types)
 _DECL = re.compile(r"^\s*(const\s+)?([CSIQE]Data\b|Vl\w+<)")
+# lines of a generated function that do nothing at run time
 _INERT = re.compile(r"^\s*(VL_DEBUG_IF\(.*\);|V\w+__Syms\* const __restrict vlSymsp.*;|auto& vlSelfRef = .*;|// \w+|\{|\}|)\s*$")
 
 

@@ -87,7 +87,7 @@ def make_settings() -> str:
 def exe_compiler() -> list[str]:
     """The C++ compiler of the plain executables (`build(exe=...)`): `PSTAR_CXX` if set (e.g.
     `c++`), else clang from the `ziglang` wheel (`zig c++`), whose code runs the 104-router
-    lockstep 16-27 % faster than the system's g++ 12 (docs/hdl.md). The cocotb builds keep make's
+    lockstep 16-25 % faster than the system's g++ 12 (docs/hdl.md). The cocotb builds keep make's
     `c++`: cocotb's VPI library is built with it, against its C++ runtime."""
     chosen = os.environ.get("PSTAR_CXX")
     if chosen:
