@@ -72,7 +72,7 @@ def soak_model(routing, load, cycles, seed=1):
             "seconds": round(time.perf_counter() - t0, 1)}
 
 
-def soak_rtl(routing, load, cycles, fail=0.0, seed=1, engine="netlist", threads=1):
+def soak_rtl(routing, load, cycles, fail=0.0, seed=1, engine="netlist", threads=None):
     from cosim.replay import replay
     rep = replay(SPEC, routing, vcs_for(routing), load, cycles, seed=seed, fail=fail, drain=True, progress=log,
                  engine=engine, threads=threads)
@@ -97,13 +97,14 @@ def main():
     r.add_argument("--routing", nargs="+", default=["polarstar"], choices=list(SATURATION))
     r.add_argument("--fail", type=float, default=0.0)
     r.add_argument("--engine", default="netlist", choices=["netlist", "top"])
-    r.add_argument("--threads", type=int, default=1, help="threads of the netlist engine")
+    r.add_argument("--threads", type=int, default=None,
+                   help="threads of the netlist engine (default: cosim.replay.default_threads)")
     args = ap.parse_args()
     if args.cycles < 1:
         ap.error(f"--cycles {args.cycles}: must be >= 1")
-    if args.what == "rtl" and args.threads < 1:
+    if args.what == "rtl" and args.threads is not None and args.threads < 1:
         ap.error(f"--threads {args.threads}: must be >= 1")
-    if args.what == "rtl" and args.engine == "top" and args.threads != 1:
+    if args.what == "rtl" and args.engine == "top" and args.threads not in (None, 1):
         ap.error(f"--threads {args.threads}: the top engine runs on one thread (use --engine netlist)")
     if args.what == "model":
         for routing in args.routing:

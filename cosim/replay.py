@@ -402,32 +402,47 @@ def _load_rows(top, cfg) -> list:
     return [r | (t << rb) | (row << (rb + ab)) for r, table in enumerate(cfg["load"]) for t, row in enumerate(table)]
 
 
+# the netlist engine's default threads: two from this many routers on (26 routers replay faster
+# on one thread, 104 on two: docs/hdl.md)
+TWO_THREADS_ROUTERS = 64
+
+
+def default_threads(engine: str, routers: int) -> int:
+    """The threads `replay` runs with when not told: two for a netlist of TWO_THREADS_ROUTERS
+    routers or more on a machine with two cores or more, else one."""
+    two = engine == "netlist" and routers >= TWO_THREADS_ROUTERS and (os.cpu_count() or 1) >= 2
+    return 2 if two else 1
+
+
 def _check_args(engine: str, threads):
     if engine not in ENGINES:
         raise ValueError(f"engine={engine!r}: allowed: {', '.join(ENGINES)}")
+    if threads is None:
+        return
     if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
-        raise ValueError(f"threads={threads!r}: must be an integer >= 1")
+        raise ValueError(f"threads={threads!r}: must be an integer >= 1 (or None: default_threads)")
     if engine == "top" and threads != 1:
         raise ValueError(f"threads={threads}: engine='top' runs on one thread; threads > 1 needs engine='netlist'")
 
 
 def replay(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: int = 1, fail: float = 0.0,
            garbage=None, chunk: int = 1000, tamper=None, progress=None, model_net=None, drain: bool = False,
-           engine: str = "netlist", threads: int = 1, per_function: bool = True) -> dict:
+           engine: str = "netlist", threads: int | None = None, per_function: bool = True) -> dict:
     """Model and RTL in lockstep for `cycles` cycles of uniform traffic at `load`. `garbage`: as
     `NetworkSim.add_garbage`'s arguments. `drain`: then the sources stop (`stop_sources`: queued
     packets are abandoned) and both run until the network is empty. `tamper(kind, rows) -> rows`
     alters the model's ejections ("eject": rows cycle, endpoint, packet, seq) or endpoint events
     ("events") of a chunk before use (to test the report). `progress(text)` is called every ~10%
     of the run. `engine`: "netlist" (netlist_main.cpp: the router module Verilated once, wired in
-    C++ from the top's link table, `threads` threads; `per_function`: evaluated function by
-    function where cosim/eval_order.py recognizes Verilator's schedule, else or with False by
-    eval() per router; the report's "per_function" says which ran) or "top" (replay_main.cpp: the Verilated
+    C++ from the top's link table, `threads` threads, None: `default_threads`; `per_function`:
+    evaluated function by function where cosim/eval_order.py recognizes Verilator's schedule, else
+    or with False by eval() per router; the report's "per_function" says which ran) or "top" (replay_main.cpp: the Verilated
     network top of `network_verilog`, routers as hierarchical blocks; 5-10x slower on large
     networks, see docs/hdl.md). The model runs one chunk ahead of the RTL (`_Lockstep`).
     Returns the report; "mismatch" is None when every flit, credit and drop matched."""
     _check_args(engine, threads)
     net = build(spec)
+    threads = default_threads(engine, net.num_routers) if threads is None else threads
     model_net = model_net or (net.without_links(fraction=fail, seed=seed) if fail else net)
     chunk = max(1, min(chunk, cycles))
     model = NetworkSim(model_net, routing, RouterParams(vcs=vcs), "uniform", load, seed=seed,
@@ -493,7 +508,7 @@ def replay(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: in
 if __name__ == "__main__":        # python -m cosim.replay SPEC ROUTING VCS LOAD CYCLES [ENGINE [THREADS]]
     rep = replay(sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]),
                  engine=sys.argv[6] if len(sys.argv) > 6 else "netlist",
-                 threads=int(sys.argv[7]) if len(sys.argv) > 7 else 1,
+                 threads=int(sys.argv[7]) if len(sys.argv) > 7 else None,
                  progress=lambda s: print(s, file=sys.stderr, flush=True))
     rep.pop("model")
     print(rep)

@@ -17,7 +17,7 @@ import pytest
 
 import tiers
 from cosim.endpoints import Flits, payload_of
-from cosim.replay import FlitWords, payload_words, replay
+from cosim.replay import FlitWords, default_threads, payload_words, replay
 from sim.engine import EV_CREDIT
 
 PS26 = "polarstar:q=3,supernode=iq,degree=0"
@@ -101,6 +101,7 @@ def test_replay_104_routers_near_saturation(routing, vcs, load, cycles):
     model = rep["model"]
     assert rep["mismatch"] is None, rep["mismatch"]
     assert rep["per_function"]             # the routers evaluated function by function (eval_order)
+    assert rep["threads"] == default_threads("netlist", 104)      # two on a machine with two cores
     assert rep["flits_matched"] == model.ejected_flits > 0.5 * load * cycles * model.net.num_endpoints
     assert rep["credits_matched"] >= rep["flits_matched"]
     print(f"\n104 routers, {routing}: {rep['flits_matched']} flits, {rep['cycles_per_s']} cycles/s "
@@ -120,6 +121,16 @@ def test_replay_polarized_on_a_damaged_network():
     assert rep["credits_matched"] >= rep["flits_matched"]
     assert (model.pk_phase[:model.num_packets] == 0).any()          # some packets escaped dead ends
     assert len(model.net.attrs["failed_links"]) == round(0.1 * (model.net.num_links + len(model.net.attrs["failed_links"])))
+
+
+def test_default_threads_follow_the_network_size(monkeypatch):
+    """Two threads from 64 routers on with two cores or more (26 routers replay faster on one,
+    104 on two); the top engine and a one-core machine one."""
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert [default_threads("netlist", n) for n in (26, 63, 64, 104, 1064)] == [1, 1, 2, 2, 2]
+    assert default_threads("top", 104) == 1
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    assert default_threads("netlist", 104) == 1
 
 
 def test_netlist_engine_refuses_other_link_latency():
