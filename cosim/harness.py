@@ -208,7 +208,8 @@ def _build_exe(bdir, vfile, toplevel, hier_blocks, args, main_cpp, defines, file
             done = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT)
             if done.returncode:
                 log.flush()
-                raise RuntimeError(f"Verilator build failed ({cmd[0]}, exit {done.returncode})\n"
+                via = f", compiler {cxx}; PSTAR_CXX picks another" if cmd is compile_ else ""
+                raise RuntimeError(f"Verilator build failed ({cmd[0]}, exit {done.returncode}{via})\n"
                                    f"{log_tail(bdir / 'build.log')}")
             if cmd is verilate:          # for a main that runs the eval's functions itself
                 eval_order.write(sim, toplevel)

@@ -52,3 +52,15 @@ def test_the_executables_compiler_is_part_of_their_build(tmp_path, monkeypatch):
     gcc = _folder(builds, monkeypatch, "", exe=(main, []))
     assert gcc is not None and gcc != default and default is not None
     assert _folder(builds, monkeypatch, "") is None and cocotb is not None
+
+
+def test_a_failing_compiler_is_named(tmp_path, monkeypatch):
+    """A plain executable whose compiler fails: the error names the compiler and PSTAR_CXX."""
+    monkeypatch.setattr(harness, "BUILD_ROOT", tmp_path)
+    monkeypatch.setenv("PSTAR_CXX", "false")
+    main = tmp_path / "src" / "main.cpp"
+    main.parent.mkdir()
+    main.write_text("int main() { return 0; }\n")
+    verilog = "module top(input clk, output reg q); always @(posedge clk) q <= ~q; endmodule\n"
+    with pytest.raises(RuntimeError, match="make, exit 2, compiler false; PSTAR_CXX picks another"):
+        harness.build("fails", "key", lambda: (verilog, {}), "top", exe=(main, []))
