@@ -13,8 +13,13 @@ warm (the compiled engine is loaded), `--repeat` times each.
 `--threads 1,2` runs each load on each thread count (`NetworkSim(threads=N)`, the parallel
 engine above one thread); the accepted throughput must be the same for all.
 
+`--routing R` times another routing (Polarized, Valiant, UGAL: with the VCs its policy needs,
+`default_vcs`, unless `--vcs`); `--spec SPEC` another network, with the toolkit's default
+endpoints and router parameters instead of issue 5's (e.g. `--spec
+polarstar:q=3,supernode=iq,degree=3 --routing polarized --loads 0.6`, the 104-router lockstep's).
+
 Usage: python benchmarks/bench_sim.py [--cycles N] [--loads 0.1,0.3,0.5] [--threads 1,2] [--repeat K]
-       [--compile]
+       [--routing R] [--vcs V] [--spec SPEC] [--compile]
 """
 from __future__ import annotations
 
@@ -28,17 +33,22 @@ import tempfile
 
 CHILD = r"""
 import json, resource, sys, time
-from topologies import polarstar
+from topologies import build, polarstar
+from routing_logic import make_routing
 from sim.network_sim import NetworkSim
 from contract.params import RouterParams
-load, cycles, threads = float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-net = polarstar(11, "iq", 3, p=5)
-sim = NetworkSim(net, "min", RouterParams(vcs=4, depth=32, packet_flits=4), "uniform", load, seed=1, threads=threads)
+load, cycles, threads, routing, vcs, spec = float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), *sys.argv[4:7]
+net = build(spec) if spec else polarstar(11, "iq", 3, p=5)
+if not int(vcs):                   # min and arithmetic PolarStar: issue 5's 4; others: what their policy needs
+    vcs = 4 if routing in ("min", "polarstar") else max(4, make_routing(routing, net, check_deadlock=False).default_vcs())
+params = RouterParams(vcs=int(vcs)) if spec else RouterParams(vcs=int(vcs), depth=32, packet_flits=4)
+sim = NetworkSim(net, routing, params, "uniform", load, seed=1, threads=threads)
 sim.run(1000)                      # warm-up (and JIT) not timed
 t, c = time.perf_counter(), time.process_time()
 sim.run(cycles)
 dt, dc = time.perf_counter() - t, time.process_time() - c
-print(json.dumps({"load": load, "cycles": cycles, "threads": threads, "seconds": round(dt, 2), "cpu_seconds": round(dc, 2),
+print(json.dumps({"load": load, "cycles": cycles, "threads": threads, "routing": routing, "vcs": int(vcs),
+                  "routers": net.num_routers, "seconds": round(dt, 2), "cpu_seconds": round(dc, 2),
                   "router_cycles_per_second": round(net.num_routers * cycles / dt),
                   "router_cycles_per_cpu_second": round(net.num_routers * cycles / dc),
                   "accepted": round(sim.ejected_flits / (net.num_endpoints * (cycles + 1000)), 3),
@@ -89,6 +99,10 @@ def main():
     ap.add_argument("--threads", default="1", help="thread counts, comma-separated (default: %(default)s)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per load (or per compile measurement): "
                                                           "median (min, max)")
+    ap.add_argument("--routing", default="min", help="the routing timed (default: %(default)s)")
+    ap.add_argument("--vcs", type=int, default=0, help="VCs (default: 4 for min and polarstar, else the "
+                                                       "routing's default_vcs)")
+    ap.add_argument("--spec", default="", help="another network (default: issue 5's PolarStar q=11 IQ d'=3, p=5)")
     ap.add_argument("--compile", action="store_true", help="measure Numba compile and cache-load time instead")
     a = ap.parse_args()
     if a.compile:
@@ -96,17 +110,18 @@ def main():
         return
     threads = a.threads.split(",")
     for n in threads:                   # warm the Numba cache of each engine
-        _child(CHILD, ("0.1", "10", n))
+        _child(CHILD, ("0.1", "10", n, a.routing, str(a.vcs), a.spec))
     for load in a.loads.split(","):
         for n in threads:
             _report(load, n, a)
 
 
 def _report(load, threads, a):
-    runs = [_child(CHILD, (load, str(a.cycles), threads)) for _ in range(a.repeat)]
+    runs = [_child(CHILD, (load, str(a.cycles), threads, a.routing, str(a.vcs), a.spec)) for _ in range(a.repeat)]
     d = runs[0]
     wall = _spread([r['router_cycles_per_second'] for r in runs], ',.0f')
-    print(f"load {d['load']:.2f}, {threads} thread(s): {wall} router-cycles/s, "
+    print(f"{d['routers']} routers, {d['routing']} V={d['vcs']}, load {d['load']:.2f}, {threads} thread(s): "
+          f"{wall} router-cycles/s, "
           f"{_spread([r['router_cycles_per_cpu_second'] for r in runs], ',.0f')} per CPU second "
           f"({d['cycles']} cycles in {_spread([r['seconds'] for r in runs])} s), accepted {d['accepted']}, "
           f"peak RSS {max(r['peak_rss_mb'] for r in runs)} MB", flush=True)
