@@ -10,6 +10,7 @@ returns the parsed results.
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -99,10 +100,16 @@ def exe_compiler() -> list[str]:
 
 def _compiler_version() -> str:
     """The executables' compiler and its version (part of their build key)."""
+    return _version_of(tuple(exe_compiler()))
+
+
+@functools.lru_cache(maxsize=None)
+def _version_of(cxx: tuple) -> str:
+    """`cxx --version`'s first line, asked once per process and compiler (every build looks it up,
+    also one already built)."""
     import subprocess
-    cxx = exe_compiler()
     try:
-        out = subprocess.run(cxx + ["--version"], capture_output=True, text=True, timeout=60).stdout
+        out = subprocess.run([*cxx, "--version"], capture_output=True, text=True, timeout=60).stdout
     except OSError as e:
         raise RuntimeError(f"C++ compiler {' '.join(cxx)!r} not found ({e}); set PSTAR_CXX") from None
     return f"{' '.join(cxx)} {out.splitlines()[0] if out else ''}"

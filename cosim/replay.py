@@ -35,6 +35,7 @@ from hdl.verilog_out import ports_of
 from sim.engine import EV_CREDIT, EV_INJECT
 from contract.flit import CHANGED_IN_FLIGHT, index_bits
 from sim.network_sim import NetworkSim
+from sim.threads import cores
 from contract.params import RouterParams
 from topologies import build
 
@@ -409,8 +410,9 @@ TWO_THREADS_ROUTERS = 64
 
 def default_threads(engine: str, routers: int) -> int:
     """The threads `replay` runs with when not told: two for a netlist of TWO_THREADS_ROUTERS
-    routers or more on a machine with two cores or more, else one."""
-    two = engine == "netlist" and routers >= TWO_THREADS_ROUTERS and (os.cpu_count() or 1) >= 2
+    routers or more when this process may run on two cores or more (`sim.threads.cores`), else
+    one."""
+    two = engine == "netlist" and routers >= TWO_THREADS_ROUTERS and cores() >= 2
     return 2 if two else 1
 
 

@@ -15,6 +15,7 @@ import os
 import numpy as np
 import pytest
 
+import cosim.replay as replay_module
 import tiers
 from cosim.endpoints import Flits, payload_of
 from cosim.replay import FlitWords, default_threads, payload_words, replay
@@ -126,10 +127,10 @@ def test_replay_polarized_on_a_damaged_network():
 def test_default_threads_follow_the_network_size(monkeypatch):
     """Two threads from 64 routers on with two cores or more (26 routers replay faster on one,
     104 on two); the top engine and a one-core machine one."""
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(replay_module, "cores", lambda: 2)
     assert [default_threads("netlist", n) for n in (26, 63, 64, 104, 1064)] == [1, 1, 2, 2, 2]
     assert default_threads("top", 104) == 1
-    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    monkeypatch.setattr(replay_module, "cores", lambda: 1)
     assert default_threads("netlist", 104) == 1
 
 
