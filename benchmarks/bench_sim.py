@@ -69,7 +69,13 @@ print(json.dumps({"seconds": round(time.perf_counter() - t, 2), "cpu_seconds": r
 
 
 def _child(code, args=(), env=None):
-    out = subprocess.run([sys.executable, "-c", code, *args], check=True, capture_output=True, text=True, env=env)
+    """The JSON a child process prints; its error's last line and exit 2 if it fails (an unknown
+    routing or spec, too few VCs)."""
+    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env)
+    if out.returncode:
+        lines = out.stderr.strip().splitlines() or [f"exit {out.returncode}"]
+        print(f"bench_sim: {lines[-1]}", file=sys.stderr)
+        sys.exit(2)
     return json.loads(out.stdout)
 
 
@@ -105,6 +111,8 @@ def main():
     ap.add_argument("--spec", default="", help="another network (default: issue 5's PolarStar q=11 IQ d'=3, p=5)")
     ap.add_argument("--compile", action="store_true", help="measure Numba compile and cache-load time instead")
     a = ap.parse_args()
+    if a.vcs < 0:
+        ap.error(f"--vcs {a.vcs}: must be >= 1 (or 0: the default)")
     if a.compile:
         compile_times(a.repeat)
         return
