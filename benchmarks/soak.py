@@ -102,10 +102,12 @@ def main():
     args = ap.parse_args()
     if args.cycles < 1:
         ap.error(f"--cycles {args.cycles}: must be >= 1")
-    if args.what == "rtl" and args.threads is not None and args.threads < 1:
-        ap.error(f"--threads {args.threads}: must be >= 1")
-    if args.what == "rtl" and args.engine == "top" and args.threads not in (None, 1):
-        ap.error(f"--threads {args.threads}: the top engine runs on one thread (use --engine netlist)")
+    if args.what == "rtl":
+        from cosim.replay import check_engine_threads
+        try:
+            check_engine_threads(args.engine, args.threads)
+        except ValueError as e:
+            ap.error(f"--engine {args.engine} --threads {args.threads}: {e}")
     if args.what == "model":
         for routing in args.routing:
             for load in args.loads:

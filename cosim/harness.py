@@ -10,7 +10,6 @@ returns the parsed results.
 from __future__ import annotations
 
 import fcntl
-import functools
 import hashlib
 import json
 import os
@@ -19,6 +18,7 @@ import time
 import xml.etree.ElementTree as ET
 
 from . import eval_order
+from .compiler import compiler_version, exe_compiler
 
 # the folder that holds the packages: the repository in a source checkout, site-packages installed
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -85,36 +85,6 @@ def make_settings() -> str:
     return " ".join(sorted(w for w in os.environ.get("MAKEFLAGS", "").split() if w.startswith(("OPT", "CFG_"))))
 
 
-def exe_compiler() -> list[str]:
-    """The C++ compiler of the plain executables (`build(exe=...)`): `PSTAR_CXX` if set (e.g.
-    `c++`), else clang from the `ziglang` wheel (`zig c++`), whose code runs the 104-router
-    lockstep 16-25 % faster than the system's g++ 12 (docs/hdl.md). The cocotb builds keep make's
-    `c++`: cocotb's VPI library is built with it, against its C++ runtime."""
-    chosen = os.environ.get("PSTAR_CXX")
-    if chosen:
-        return chosen.split()
-    import ziglang
-    # -fno-sanitize: zig turns UBSan traps on in files compiled without -O (Verilator's _Slow)
-    return [str(pathlib.Path(ziglang.__file__).parent / "zig"), "c++", "-fno-sanitize=undefined"]
-
-
-def _compiler_version() -> str:
-    """The executables' compiler and its version (part of their build key)."""
-    return _version_of(tuple(exe_compiler()))
-
-
-@functools.lru_cache(maxsize=None)
-def _version_of(cxx: tuple) -> str:
-    """`cxx --version`'s first line, asked once per process and compiler (every build looks it up,
-    also one already built)."""
-    import subprocess
-    try:
-        out = subprocess.run([*cxx, "--version"], capture_output=True, text=True, timeout=60).stdout
-    except OSError as e:
-        raise RuntimeError(f"C++ compiler {' '.join(cxx)!r} not found ({e}); set PSTAR_CXX") from None
-    return f"{' '.join(cxx)} {out.splitlines()[0] if out else ''}"
-
-
 def _digest_sources() -> bytes:
     h = hashlib.sha256(" ".join(VERILATOR_ARGS).encode())
     for p in SOURCES:
@@ -143,7 +113,7 @@ def build(name: str, key: str, make_verilog, toplevel: str, hier_blocks=(), exe=
         main = pathlib.Path(exe[0])
         headers = [h.read_text() for h in sorted(main.parent.glob("*.h"))]     # what the main includes
         name, key = f"{name}-exe", (f"{key}|exe|{main.read_text()}|{headers}|{exe[1]}|{sorted(files.items())}"
-                                    f"|{EVAL_ORDER_SOURCE.read_text()}|{_compiler_version()}")
+                                    f"|{EVAL_ORDER_SOURCE.read_text()}|{compiler_version()}")
     bdir = BUILD_ROOT / f"{name}-{source_hash(key)}"
     bdir.mkdir(parents=True, exist_ok=True)
     stamp = bdir / "built.json"

@@ -416,7 +416,9 @@ def default_threads(engine: str, routers: int) -> int:
     return 2 if two else 1
 
 
-def _check_args(engine: str, threads):
+def check_engine_threads(engine: str, threads):
+    """ValueError unless `engine` is one of ENGINES and `threads` is None or a thread count it can
+    run (the top engine runs on one thread)."""
     if engine not in ENGINES:
         raise ValueError(f"engine={engine!r}: allowed: {', '.join(ENGINES)}")
     if threads is None:
@@ -442,7 +444,7 @@ def replay(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: in
     network top of `network_verilog`, routers as hierarchical blocks; 5-10x slower on large
     networks, see docs/hdl.md). The model runs one chunk ahead of the RTL (`_Lockstep`).
     Returns the report; "mismatch" is None when every flit, credit and drop matched."""
-    _check_args(engine, threads)
+    check_engine_threads(engine, threads)
     net = build(spec)
     threads = default_threads(engine, net.num_routers) if threads is None else threads
     model_net = model_net or (net.without_links(fraction=fail, seed=seed) if fail else net)

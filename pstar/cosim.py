@@ -9,8 +9,6 @@ toolkit); `unavailable()` says why it cannot run, or None.
 """
 from __future__ import annotations
 
-import importlib.util
-import os
 import shutil
 
 from contract.params import PARAMS
@@ -25,9 +23,8 @@ def unavailable() -> str | None:
     missing = [tool for tool in ("g++", "make", "perl") if shutil.which(tool) is None]
     if missing:
         return f"Verilator needs {', '.join(missing)} on PATH"
-    if not os.environ.get("PSTAR_CXX") and importlib.util.find_spec("ziglang") is None:
-        return "the replay's compiler is not installed (pip install ziglang, or set PSTAR_CXX)"
-    return None
+    from cosim import compiler          # the standard library only: not the harness
+    return compiler.missing()
 
 
 def replay_module():

