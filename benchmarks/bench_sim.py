@@ -34,14 +34,15 @@ import tempfile
 CHILD = r"""
 import json, resource, sys, time
 from topologies import build, polarstar
-from routing_logic import make_routing
+from sim.experiment import default_vcs
 from sim.network_sim import NetworkSim
 from contract.params import RouterParams
 load, cycles, threads, routing, vcs, spec = float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), *sys.argv[4:7]
 net = build(spec) if spec else polarstar(11, "iq", 3, p=5)
-if not int(vcs):                   # min and arithmetic PolarStar: issue 5's 4; others: what their policy needs
-    vcs = 4 if routing in ("min", "polarstar") else max(4, make_routing(routing, net, check_deadlock=False).default_vcs())
-params = RouterParams(vcs=int(vcs)) if spec else RouterParams(vcs=int(vcs), depth=32, packet_flits=4)
+shape = {} if spec else {"depth": 32, "packet_flits": 4}
+# 4 as in issue 5 (min, arithmetic PolarStar), or what the routing's VC policy needs
+vcs = int(vcs) or default_vcs(net, routing, depth=RouterParams(**shape).depth)
+params = RouterParams(vcs=vcs, **shape)
 sim = NetworkSim(net, routing, params, "uniform", load, seed=1, threads=threads)
 sim.run(1000)                      # warm-up (and JIT) not timed
 t, c = time.perf_counter(), time.process_time()
@@ -71,7 +72,7 @@ print(json.dumps({"seconds": round(time.perf_counter() - t, 2), "cpu_seconds": r
 def _child(code, args=(), env=None):
     """The JSON a child process prints; its error's last line and exit 2 if it fails (an unknown
     routing or spec, too few VCs)."""
-    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env)
+    out = subprocess.run([sys.executable, "-c", code, *args], check=False, capture_output=True, text=True, env=env)
     if out.returncode:
         lines = out.stderr.strip().splitlines() or [f"exit {out.returncode}"]
         print(f"bench_sim: {lines[-1]}", file=sys.stderr)
@@ -106,8 +107,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=1, help="runs per load (or per compile measurement): "
                                                           "median (min, max)")
     ap.add_argument("--routing", default="min", help="the routing timed (default: %(default)s)")
-    ap.add_argument("--vcs", type=int, default=0, help="VCs (default: 4 for min and polarstar, else the "
-                                                       "routing's default_vcs)")
+    ap.add_argument("--vcs", type=int, default=0, help="VCs (default: sim.experiment.default_vcs, 4 or "
+                                                       "what the routing needs)")
     ap.add_argument("--spec", default="", help="another network (default: issue 5's PolarStar q=11 IQ d'=3, p=5)")
     ap.add_argument("--compile", action="store_true", help="measure Numba compile and cache-load time instead")
     a = ap.parse_args()
