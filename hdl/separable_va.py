@@ -34,10 +34,12 @@ from .arbiter import RoundRobinArbiter, one_hot_select
 from .delay import register as _reg
 
 
-def _launch(m: Module, i: int, V: int, req_valid, req_o, req_w):
-    """Port i's launch stage: its arbiter and its VCs' pending targets. Returns (the launch this
-    cycle, one-hot over the VCs; the L1 registers: launched VC one-hot, its output port, its
-    VC; per VC `pend` and the VC of its pending target)."""
+def _launch(m: Module, i: int, V: int, ovcs_of, requests):
+    """Port i's launch stage: its arbiter and its VCs' pending targets. `requests`: (req_valid,
+    req_o, req_w). Returns (the launch this cycle, one-hot over the VCs; the L1 registers:
+    launched VC one-hot, its output port, its VC; per VC `pend` and the VC of its pending
+    target)."""
+    req_valid, req_o, req_w = requests
     arb = RoundRobinArbiter(V, own_commit=True)
     m.submodules[f"sva_port_{i}"] = arb
     pend = [Signal(name=f"sva_pend_{i}_{v}") for v in range(V)]
@@ -47,8 +49,12 @@ def _launch(m: Module, i: int, V: int, req_valid, req_o, req_w):
     for v in range(V):
         iv = i * V + v
         # another VC of the port waits for the same output VC: the grant names a (port, output
-        # VC) slot, so one VC per slot
-        clash = Cat(*[pend[u] & (pend_o[u] == req_o[iv]) & (pend_w[u] == req_w[iv]) for u in range(V) if u != v])
+        # VC) slot, so one VC per slot. Only VCs that can hold a common output VC can clash
+        # (each asks only for output VCs it can hold, `VCMap`): with a VC per class, the VCs of a
+        # network port whose next hops take the same class (the last one)
+        mine = set(ovcs_of[iv])
+        rivals = [u for u in range(V) if u != v and mine & set(ovcs_of[i * V + u])]
+        clash = Cat(*[pend[u] & (pend_o[u] == req_o[iv]) & (pend_w[u] == req_w[iv]) for u in rivals])
         eligible.append(req_valid[iv] & ~pend[v] & ~clash.any())
     m.d.comb += [arb.requests.eq(Cat(*eligible)), arb.commit.eq(arb.valid), arb.commit_grant.eq(arb.grant)]
     for v in range(V):
@@ -72,7 +78,7 @@ def separable_va(m: Module, P: int, V: int, ovcs_of, req_valid, req_o, req_w, bu
     slot = [{ow: k for k, ow in enumerate(port_ovcs[i])} for i in range(P)]
     ports, sreqs = [], []           # per port: its launch stage's signals; its sticky request register
     for i in range(P):
-        launch, l1_vc, l1_o, l1_w, pend, pend_w = _launch(m, i, V, req_valid, req_o, req_w)
+        launch, l1_vc, l1_o, l1_w, pend, pend_w = _launch(m, i, V, ovcs_of, (req_valid, req_o, req_w))
         # the target, one-hot over the output VCs the port's VCs can hold, decoded from L1 on the
         # way to the sticky request register at the far end of the crossing, which has no other
         # logic (the launch cycle's longest path on ECP5; docs/fpga_results_log.md)
