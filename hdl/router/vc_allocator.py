@@ -235,9 +235,7 @@ class VCAllocator(wiring.Component):
         for o in range(P):
             for w in range(V):
                 cand = [iv for iv, _ in self.vcmap.holders.get((o, w), [])]
-                # the arbiter commits its own grant (or nothing): its next pointer comes from
-                # the pick's prefix trees instead of a third tree over the grant
-                arb = RoundRobinArbiter(len(cand), own_commit=True)
+                arb = RoundRobinArbiter(len(cand))
                 m.submodules[f"va_arb_{o}_{w}"] = arb
                 m.d.comb += [arb.requests.eq(Cat(*[o_hot[iv][o] & w_hot[iv][w] for iv in cand])),
                              arb.commit_grant.eq(arb.grant)]
