@@ -31,6 +31,8 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from hdl.checks import quiet_on_error
+
 
 class CounterBank(wiring.Component):
     """Parameters:
@@ -47,6 +49,7 @@ class CounterBank(wiring.Component):
       ready      Out(1)  `record` holds the source asked for since the last request
     """
 
+    @quiet_on_error
     def __init__(self, n: int, widths):
         if not isinstance(n, int) or isinstance(n, bool) or n < 2:
             raise ValueError(f"n={n!r}: a counter bank scans at least 2 sources")

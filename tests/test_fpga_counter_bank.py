@@ -1,10 +1,7 @@
 """fpga.counter_bank.CounterBank against plain saturating counters, cycle by cycle."""
-import gc
 import random
-import warnings
 
 import pytest
-from amaranth.hdl import UnusedElaboratable
 from amaranth.sim import Simulator
 
 from fpga.counter_bank import CounterBank
@@ -76,10 +73,6 @@ def test_records_equal_saturating_counters(n, widths, density):
 
 
 def test_bad_arguments():
-    # a rejected bank was still created, and Amaranth warns when it is collected: collected here
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UnusedElaboratable)
-        for n, widths in ((1, (8,)), (True, (8,)), (4, ()), (4, (0,)), (4, (8, True))):
-            with pytest.raises(ValueError):
-                CounterBank(n, widths)
-        gc.collect()
+    for n, widths in ((1, (8,)), (True, (8,)), (4, ()), (4, (0,)), (4, (8, True))):
+        with pytest.raises(ValueError):
+            CounterBank(n, widths)
