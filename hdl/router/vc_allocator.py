@@ -89,6 +89,8 @@ class VCAllocator(wiring.Component):
       dst_ep[i][v]     In   its destination endpoint
       busy[o]          In   bit w: output VC (o, w) is held
       occupancy[o][w]  In   flits in the downstream buffer of (o, w) (network ports)
+      up               In   with class steps from the router's `up` input (`VCMap.dynamic`):
+                            bit k, network port k leads up (the step from i to o is up[i] & up[o])
       grant[i][v]      Out  one-hot over the output VCs: the one (i, v) takes this cycle
       grant_w[i][v]    Out  that output VC's VC (read only beside grant)
       taken[o]         Out  bit w: (o, w) is granted this cycle
@@ -106,6 +108,7 @@ class VCAllocator(wiring.Component):
             "dst_ep": In(index_bits(cfg.p)).array(P, V),
             "busy": In(V).array(P),
             "occupancy": In(range(B + 1)).array(R, V),
+            **({"up": In(R)} if vcmap.dynamic else {}),
             "grant": Out(P * V).array(P, V),
             "grant_w": Out(index_bits(V)).array(P, V),
             "taken": Out(V).array(P),
@@ -141,14 +144,27 @@ class VCAllocator(wiring.Component):
                 best[o, c] = (bv, bk, bw)
         return best, loaded
 
+    def _hop_best(self, m, iv, o, best):
+        """(valid, key, w) of the best VC of the class input VC iv's hop through o takes: that
+        class's, or with `up` steps the one the step (up[i] & up[o]) selects."""
+        classes = self.vcmap.next_classes(iv, o)
+        if len(classes) == 1:
+            return best[o, classes[0]]
+        i = iv // self.cfg.V
+        step = Signal(name=f"va_step_{i}_{o}")
+        m.d.comb += step.eq(self.up[i] & self.up[o])
+        c0, c1 = (self.vcmap.next_class(iv, o, s) for s in (0, 1))
+        return tuple(Mux(step, a, b) for a, b in zip(best[o, c1], best[o, c0]))
+
     def _choose(self, m, i, v, best, key_less):
         """Input VC (i, v)'s request: (valid, output port, VC)."""
         cfg, V, R = self.cfg, self.cfg.V, self.cfg.R
         ob, wb, pb = index_bits(cfg.P), index_bits(V), cfg.prio_bits
         iv = i * V + v
         leaves = []
+        hop = [self._hop_best(m, iv, o, best) for o in range(R)]
         for o in range(R):
-            bv, bk, bw = best[o, self.vcmap.next_class(iv, o)]
+            bv, bk, bw = hop[o]
             key = bk
             if pb:       # every comparison reads the sum: one adder per leaf
                 key = Signal(self.key_bits, name=f"va_key_{i}_{v}_{o}")
@@ -163,11 +179,11 @@ class VCAllocator(wiring.Component):
             # route's lowest bit, so that a mask of several bits (which the unit never answers, but
             # a proof's arbitrary state may hold) still asks for a port of the route
             port = lowest_set_bit(self.route[i][v], R, m, f"va_port_{i}_{v}")
-            nv = Cat(*[port[o] & best[o, self.vcmap.next_class(iv, o)][0] for o in range(R)]).any()
+            nv = Cat(*[port[o] & hop[o][0] for o in range(R)]).any()
             no, nw = one_hot_select(port, [x[2] for x in leaves]), one_hot_select(port, [x[3] for x in leaves])
-        elif pb:
-            # keys of their own per input VC (priorities): a tree of R - 1 comparators, where the
-            # flat choice would compare every pair
+        elif pb or key_less is None:
+            # keys of their own per input VC (priorities, or classes chosen by `up`): a tree of
+            # R - 1 comparators, where the flat choice would compare every pair
             nv, _, no, nw = argmin(m, leaves, f"va_{i}_{v}", self.key_bits, ob, wb)
         else:
             # the keys are the best keys per (port, class), shared by the input VCs: every pair
@@ -278,7 +294,7 @@ class VCAllocator(wiring.Component):
         self.key_bits = max(1, (cfg.params.depth + (1 << cfg.prio_bits) - 1 + self.take_busy).bit_length())
         self.single = cfg.single_port
         best, loaded = self._best_per_class(m)
-        key_less = None if self.single else self._key_less(m, best, loaded)
+        key_less = None if self.single or self.vcmap.dynamic else self._key_less(m, best, loaded)
         req = [self._choose(m, i, v, best, key_less) for i in range(P) for v in range(V)]
         won_any = [Signal(name=f"va_granted_{iv // V}_{iv % V}") for iv in range(P * V)]
         if cfg.params.va_stages == 2:
