@@ -4,7 +4,8 @@ Each input VC whose front is a head without an output VC asks for one output VC:
 candidate (port of its route mask, VC of its hop's class), by least occupancy plus the port's
 priority, ties to the lowest port then VC; an ejecting head asks for the lowest free VC of its
 local port (separable: VC (i + v) mod V of input VC (i, v)). Per output VC a round-robin arbiter
-grants one of the input VCs that can hold it (central), or the separable pipelined allocator
+grants one of the input VCs that can hold it (central; a local port's VCs take turns at one pick,
+since all of a cycle's ejecting heads ask for the same one), or the separable pipelined allocator
 does (`va_separable`, hdl/separable_va.py).
 Pipelining by composition: `va_choice_stage` registers the per-(port, class) best VC before the
 input VCs' choice, `va_stages = 2` registers the requests before the arbiters.
@@ -17,7 +18,8 @@ from amaranth.lib.wiring import In, Out
 
 from contract.flit import index_bits
 
-from ..arbiter import RoundRobinArbiter, lowest_set_bit, one_hot_index, one_hot_select
+from ..arbiter import (RoundRobinArbiter, RoundRobinPick, RoundRobinPointer, below_or, lowest_set_bit,
+                       one_hot_index, one_hot_select)
 from ..delay import register as _reg
 from ..separable_va import separable_va
 from .classes import separable_eject_vc
@@ -249,6 +251,9 @@ class VCAllocator(wiring.Component):
         taken = [[None] * V for _ in range(P)]
         grant_of = {}
         for o in range(P):
+            if o >= cfg.R:
+                self._local_port(m, o, (o_hot, w_hot), taken, grant_of)
+                continue
             for w in range(V):
                 cand = [iv for iv, _ in self.vcmap.holders.get((o, w), [])]
                 arb = RoundRobinArbiter(len(cand))
@@ -264,6 +269,47 @@ class VCAllocator(wiring.Component):
                     grant_of[iv, o, w] = grant[k]
         won = [Cat(*[grant_of[iv, o, w] for o, w in self.vcmap.ovcs_of[iv]]) for iv in range(NV)]
         return won, taken
+
+    def _local_port(self, m, o, decoded, taken, grant_of):
+        """Local output port o's VCs in the central allocator: every input VC can hold each of
+        them, and every ejecting head of a cycle asks for the same one, the lowest VC free when
+        it chose (`_choose`; this cycle's, or last cycle's with registered requests). So one
+        round-robin pick over the input VCs serves them all, with the pointer of that VC
+        (`RoundRobinPointer` `va_arb_{o}_{w}`, one per VC as the model's `va_ptr`): the grants
+        of V arbiters of which only that one has requests, from one pick. A request for another
+        VC (none in a reachable state) is not seen. Fills taken[o] and grant_of as `_central`."""
+        cfg, V = self.cfg, self.cfg.V
+        o_hot, w_hot = decoded
+        cand = [iv for iv, _ in self.vcmap.holders[(o, 0)]]
+        assert all([iv for iv, _ in self.vcmap.holders[(o, w)]] == cand for w in range(V))
+        n = len(cand)
+        # the VC the requests name: the lowest free one when they were made
+        asked = lowest_set_bit(~self.busy[o], V, m, f"va_local_{o}_w")
+        if cfg.params.va_stages == 2:
+            # registered, and its lowest bit again: one VC in every state (a proof's arbitrary
+            # one included), as a register of a lowest bit is in every reachable one
+            asked = lowest_set_bit(_reg(m, asked, f"va_local_{o}_w_reg"), V, m, f"va_local_{o}_w2")
+        ptrs = []
+        for w in range(V):
+            ptr = RoundRobinPointer(n)
+            m.submodules[f"va_arb_{o}_{w}"] = ptr
+            ptrs.append(ptr)
+        m.submodules[f"va_pick_{o}"] = pick = RoundRobinPick(n)
+        reqs = Cat(*[o_hot[iv][o] & (w_hot[iv] & asked).any() for iv in cand])
+        m.d.comb += [pick.requests.eq(reqs), pick.mask.eq(one_hot_select(asked, [p.mask for p in ptrs]))]
+        # registered requests (or a choice from last cycle's state): the VC may have been taken
+        # since (the answer discarded, the pointer kept); else it is free by construction
+        stale = cfg.params.va_stages == 2 or cfg.params.va_choice_stage
+        ok = ~(self.busy[o] & asked).any() if stale else Const(1, 1)
+        # the requesters after the grant: the mask a commit sets, worked out from the grant (the
+        # pick's own next mask maps to more LUTs on the 26-router network's routers)
+        nxt = below_or(pick.grant, n, m, f"va_local_{o}_next")
+        for w in range(V):
+            t = Signal(name=f"va_local_taken_{o}_{w}")
+            m.d.comb += [t.eq(pick.valid & ok & asked[w]), ptrs[w].commit.eq(t), ptrs[w].next_mask.eq(nxt)]
+            taken[o][w] = t
+            for k, iv in enumerate(cand):
+                grant_of[iv, o, w] = pick.grant[k] & t
 
     def _registered_requests(self, m, req, won_any):
         """va_stages = 2: the requests the arbiters see are last cycle's, dropped if their input VC
