@@ -59,10 +59,10 @@ def network_build(spec: str, routing: str, vcs: int, fail: float = 0.0, seed: in
         model_net = net.without_links(fraction=fail, seed=seed) if fail else net
         kw = {"buffer_depth": params.depth} if routing == "polarized" else {}
         routing_obj = make_routing(routing, model_net, vcs=vcs, vc_policy=vc_policy, **kw)
-    # hop classes: one shared router module; turn classes: one module per router (its class steps)
-    shared = routing_obj.vc_policy.name == "hops"
+    # one shared router module (with turn classes, their class steps from its `up` input)
+    turns = routing_obj.vc_policy.name != "hops"
     top = plan(net, routing, params, routing_obj=routing_obj, body_block_bits=body_block_bits, flit=flit)
-    key = f"{spec}|{routing}|{params}|C={top.C}" + ("" if shared else f"|{routing_obj.vc_policy.name}")
+    key = f"{spec}|{routing}|{params}|C={top.C}" + (f"|{routing_obj.vc_policy.name}" if turns else "")
     if body_block_bits:
         key += f"|block={body_block_bits}"
     if flit != "wide":
@@ -70,7 +70,7 @@ def network_build(spec: str, routing: str, vcs: int, fail: float = 0.0, seed: in
     name = name or (f"net-{net.num_routers}-{routing}-v{vcs}"
                     + "".join(f"-{tag}{getattr(params, key)}" for key, tag in NAME_TAGS
                               if getattr(params, key) != DEFAULTS[key])
-                    + ("" if shared else "-turns") + (f"-ebr{body_block_bits}" if body_block_bits else "")
+                    + ("-turns" if turns else "") + (f"-ebr{body_block_bits}" if body_block_bits else "")
                     + ("" if flit == "wide" else f"-{flit}")
                     + (f"-id{params.packet_id_bits}" if params.packet_id_bits != DEFAULTS["packet_id_bits"] else ""))
     K = exception_entries(routing_obj)
@@ -82,7 +82,7 @@ def network_build(spec: str, routing: str, vcs: int, fail: float = 0.0, seed: in
         if netlist:
             text = to_verilog(top.proto, top.module_name, flatten=True)
         else:
-            text, _ = network_verilog(net, routing, params, shared=shared, packed=True, routing_obj=routing_obj,
+            text, _ = network_verilog(net, routing, params, packed=True, routing_obj=routing_obj,
                                       body_block_bits=body_block_bits, flit=flit)
         return text, {"routers": net.num_routers, "endpoints": net.num_endpoints}
 
@@ -91,7 +91,7 @@ def network_build(spec: str, routing: str, vcs: int, fail: float = 0.0, seed: in
     if netlist:
         meta = harness.build(name + "-netlist", key, make_verilog, top.module_name, exe=exe)
     else:
-        meta = harness.build(name, key, make_verilog, "pstar_network", hier_blocks=["pstar_router"] if shared else [],
+        meta = harness.build(name, key, make_verilog, "pstar_network", hier_blocks=["pstar_router"],
                              exe=exe)
     eps = net.endpoints.astype(np.int64)
     first = np.concatenate([[0], np.cumsum(eps)])

@@ -170,6 +170,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < PS_N; i++) {
         Vpstar_router* m = net.r[i];
         ps_set_id(m, i);
+        ps_set_up(m, i);
         for (int k = 0; k < PS_P; k++) ps_set_flit(m, k, 0, zero);
         for (int k = 0; k < PS_R; k++) ps_set_credit(m, k, 0, 0);
         ps_set_load(m, 0, zero);

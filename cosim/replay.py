@@ -100,6 +100,10 @@ def netlist_header(top) -> str:
                          (f"{credit_vc('in', k)} = vc;" if credit_vc("in", k) else "(void)vc;")),
         "static inline void ps_set_id(Vpstar_router* m, int id) { " +
         (f"{v('id')} = id; }}" if "id" in ports else "(void)m; (void)id; }"),
+        # turn classes: router r's `up` input (NetworkPlan.up_of), a constant per router
+        (f"static const u32 ps_up[PS_N] = {arr(np.array([top.up_of(r) for r in range(n)]))};\n"
+         f"static inline void ps_set_up(Vpstar_router* m, int r) {{ {v('up')} = ps_up[r]; }}" if "up" in ports
+         else "static inline void ps_set_up(Vpstar_router* m, int r) { (void)m; (void)r; }"),
         "static inline void ps_set_load(Vpstar_router* m, u32 valid, const u32* w) { " +
         (f"{v('load__valid')} = valid; set_words({v('load__payload')}, w); }}" if top.loadable
          else "(void)m; (void)valid; (void)w; }"),
@@ -431,7 +435,8 @@ def check_engine_threads(engine: str, threads):
 
 def replay(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: int = 1, fail: float = 0.0,
            garbage=None, chunk: int = 1000, tamper=None, progress=None, model_net=None, drain: bool = False,
-           engine: str = "netlist", threads: int | None = None, per_function: bool = True) -> dict:
+           engine: str = "netlist", threads: int | None = None, per_function: bool = True,
+           vc_policy: str = "hops") -> dict:
     """Model and RTL in lockstep for `cycles` cycles of uniform traffic at `load`. `garbage`: as
     `NetworkSim.add_garbage`'s arguments. `drain`: then the sources stop (`stop_sources`: queued
     packets are abandoned) and both run until the network is empty. `tamper(kind, rows) -> rows`
@@ -442,14 +447,15 @@ def replay(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: in
     evaluated function by function where cosim/eval_order.py recognizes Verilator's schedule, else
     or with False by eval() per router; the report's "per_function" says which ran) or "top" (replay_main.cpp: the Verilated
     network top of `network_verilog`, routers as hierarchical blocks; 5-10x slower on large
-    networks, see docs/hdl.md). The model runs one chunk ahead of the RTL (`_Lockstep`).
-    Returns the report; "mismatch" is None when every flit, credit and drop matched."""
+    networks, see docs/hdl.md). `vc_policy`: the VC classes (routing_logic.base; with turn
+    classes the shared router module reads its class steps from its `up` input). The model runs
+    one chunk ahead of the RTL (`_Lockstep`). Returns the report; "mismatch" is None when every flit, credit and drop matched."""
     check_engine_threads(engine, threads)
     net = build(spec)
     threads = default_threads(engine, net.num_routers) if threads is None else threads
     model_net = model_net or (net.without_links(fraction=fail, seed=seed) if fail else net)
     chunk = max(1, min(chunk, cycles))
-    model = NetworkSim(model_net, routing, RouterParams(vcs=vcs), "uniform", load, seed=seed,
+    model = NetworkSim(model_net, routing, RouterParams(vcs=vcs), "uniform", load, seed=seed, vc_policy=vc_policy,
                        trace=chunk * model_net.num_endpoints + 16, endpoint_trace=2 * chunk * model_net.num_endpoints + 16)
     if garbage is not None:
         model.add_garbage(*garbage)
@@ -493,7 +499,8 @@ def replay(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: in
             rtl.close()
     seconds = time.perf_counter() - t_start
     cpu = {"python": time.process_time() - cpu_start, "rtl": _children_cpu() - rtl_cpu_start}
-    return {"spec": spec, "routing": routing, "vcs": vcs, "load": load, "fail": fail, "cycles": cycles,
+    return {"spec": spec, "routing": routing, "vcs": vcs, "vc_policy": vc_policy, "load": load, "fail": fail,
+            "cycles": cycles,
             "engine": engine, "threads": threads,
             "per_function": (engine == "netlist" and per_function
                              and recognized(pathlib.Path(meta["build_dir"]) / "sim")),
@@ -509,10 +516,11 @@ def replay(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: in
             "build": {k: meta[k] for k in ("elaborate_s", "verilator_s", "build_dir")}, "model": model}
 
 
-if __name__ == "__main__":        # python -m cosim.replay SPEC ROUTING VCS LOAD CYCLES [ENGINE [THREADS]]
+if __name__ == "__main__":   # python -m cosim.replay SPEC ROUTING VCS LOAD CYCLES [ENGINE [THREADS [VC_POLICY]]]
     rep = replay(sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]),
                  engine=sys.argv[6] if len(sys.argv) > 6 else "netlist",
-                 threads=int(sys.argv[7]) if len(sys.argv) > 7 else None,
+                 threads=int(sys.argv[7]) if len(sys.argv) > 7 and sys.argv[7] != "-" else None,
+                 vc_policy=sys.argv[8] if len(sys.argv) > 8 else "hops",
                  progress=lambda s: print(s, file=sys.stderr, flush=True))
     rep.pop("model")
     print(rep)

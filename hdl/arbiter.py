@@ -246,10 +246,35 @@ class RoundRobinArbiter(wiring.Component):
         return m
 
 
+class RoundRobinPointer(wiring.Component):
+    """The pointer of a `RoundRobinArbiter` alone, for arbiters that take turns at one
+    `RoundRobinPick` (the VC allocator's local-port VCs, whose requests in a cycle all name the
+    same VC): the pick reads the mask of the pointer whose turn it is, and the mask a commit of
+    its grant sets is worked out once for all of them (`next_mask`).
+
+    Parameters: n, the requesters.
+
+    Attributes: `commit` In, move the pointer: `mask` becomes `next_mask` (In: the requesters
+    after the grant, `below_or` of it); `mask` Out, the requesters at or after the pointer (initially
+    all: pointer 0)."""
+
+    def __init__(self, n: int):
+        _check_n(n)
+        self.n = n
+        super().__init__({"commit": In(1), "next_mask": In(n), "mask": Out(n, init=(1 << n) - 1)})
+
+    def elaborate(self, platform):
+        m = Module()
+        if self.n > 1:
+            with m.If(self.commit):
+                m.d.sync += self.mask.eq(self.next_mask)
+        return m
+
+
 def mask_pointer(mask: int, n: int) -> int:
     """The pointer a mask stands for: its lowest set bit (0 for an empty mask)."""
     return (mask & -mask).bit_length() - 1 if mask else 0
 
 
-__all__ = ["RoundRobinArbiter", "RoundRobinPick", "mask_pointer", "round_robin_pick", "grant_bit", "below_or", "lowest_set_bit", "one_hot_index", "one_hot_select", "prefix_or",
+__all__ = ["RoundRobinArbiter", "RoundRobinPick", "RoundRobinPointer", "mask_pointer", "round_robin_pick", "grant_bit", "below_or", "lowest_set_bit", "one_hot_index", "one_hot_select", "prefix_or",
            "ptr_mask", "winner_select"]

@@ -29,8 +29,8 @@ credit latency L > 1 the eject and credit outputs pass L - 1 extra registers, so
 endpoint e in cycle t arrives there at t + link_latency exactly as in the model.
 
 One router module serves every router when `shared=True` (the default): the router's id is an
-input tied to a constant at each instance, table units get their rows through `load`, and the
-top is only wiring, so the Verilog holds one copy of the router logic however large the
+input tied to a constant at each instance (with turn classes its `up` ports too, whose class
+steps differ per router), table units get their rows through `load`, and the top is only wiring, so the Verilog holds one copy of the router logic however large the
 network. `shared=False` elaborates one `Router` per router with its id and table contents as
 constants (one module per router, for area studies).
 
@@ -57,6 +57,7 @@ from topologies.network import Network
 from .checks import quiet_on_error
 from .delay import delay_line
 from .router import Router, credit_signature, flit_signature, running_count, vc_classes_for
+from .router.classes import UP_INPUT, up_ports
 from .routing_units import UNITS, make_unit, unit_reads
 from .verilog_out import flat_verilog, ports_of, to_verilog
 
@@ -116,6 +117,7 @@ class NetworkPlan:
         self.layout = flit_layout(n, self.p, params, carried_fields(routing, header), flit)
         self.C = vc_classes_for(self.routing, params.vcs)
         self.class_steps = self.routing.class_steps()
+        self._links = None               # link_table(), once up_of needs it
         # the class of each of the V VCs (the policy's table, with C capped at V)
         self.vc_class = self.routing.vc_policy.for_vcs(params.vcs, self.C).vc_class_table()
         self.unit_factory = functools.partial(make_unit, routing, net, routing=self._unit_routing())
@@ -165,17 +167,22 @@ class NetworkPlan:
         return self.unit_factory
 
     def make_router(self, router_id):
+        """Router `router_id` (its id, table rows and class steps constants), or with None the
+        shared module (an `id` input, and with turn classes an `up` input: `up_of`)."""
+        if router_id is not None:
+            steps = self.class_steps[router_id].tolist()
+        else:
+            steps = UP_INPUT if self.routing.vc_policy.name == "turns" else None
         return Router(self.R, self.p, self.params, self.layout, self.unit_for(router_id), self.net.num_routers,
-                      self.C, router_id, None if router_id is None else self.class_steps[router_id].tolist(),
-                      self.vc_class, body_block_bits=self.body_block_bits, registered_fronts=self.registered_fronts,
-                      uturns=self.uturns)
+                      self.C, router_id, steps, self.vc_class, body_block_bits=self.body_block_bits,
+                      registered_fronts=self.registered_fronts, uturns=self.uturns)
 
-    def check_shared(self) -> None:
-        """The shared router module (one module, an id input) is built with hop classes: turn
-        classes differ per router (their class steps prune each router's VA arbiters)."""
-        if self.routing.vc_policy.name != "hops":
-            raise ParameterError(f"vc_policy={self.routing.vc_policy.name}: its class steps differ per router; "
-                                 "the shared router module takes hop classes only (use one module per router)")
+    def up_of(self, r: int) -> int:
+        """The shared module's `up` input at router r (turn classes): bit k when network port k
+        leads to a router of larger id (`classes.up_ports`)."""
+        if self._links is None:
+            self._links = self.link_table()
+        return up_ports(self._links, r)
 
     def table_rows(self, r: int) -> list[int]:
         """Rows of router r's routing table (what `load` must write), for loadable units."""
@@ -241,8 +248,6 @@ class NetworkTop(NetworkPlan, wiring.Component):
                 m.d.comb += [sig[r, "load__valid"].eq(self.load.valid & (self.load.payload.router == r)),
                              sig[r, "load__payload"].eq(Cat(self.load.payload.addr, self.load.payload.data))]
 
-        if self.shared:
-            self.check_shared()
         drops = []
         for r in range(n):
             if self.shared:
@@ -250,8 +255,8 @@ class NetworkTop(NetworkPlan, wiring.Component):
                 for name, (proto_sig, direction) in ports.items():
                     if name in ("clk", "rst"):
                         continue
-                    if name == "id":
-                        kw["i_id"] = Const(r, len(proto_sig))
+                    if name in ("id", "up"):
+                        kw[f"i_{name}"] = Const(r if name == "id" else self.up_of(r), len(proto_sig))
                         continue
                     prefix = "i_" if direction.value == "input" else "o_"
                     kw[prefix + name] = sig[r, name]
@@ -327,7 +332,7 @@ def top_verilog(top: NetworkPlan, name: str = "pstar_network", packed: bool = Fa
     n = top.net.num_routers
     for r in range(n):
         for pname, (sig, direction) in ports.items():
-            if pname == "id":
+            if pname in ("id", "up"):
                 continue
             L.append(f"  wire {_vrange(len(sig))}r{r}__{pname};")
     links = top.link_table()
@@ -343,6 +348,8 @@ def top_verilog(top: NetworkPlan, name: str = "pstar_network", packed: bool = Fa
                 continue
             if pname == "id":
                 conns.append(f".id({idb}'d{r})")
+            elif pname == "up":
+                conns.append(f".up({top.R}'d{top.up_of(r)})")
             else:
                 conns.append(f".{pname}(r{r}__{pname})")
         L.append(f"  {module_of(r)} router{r} ({', '.join(conns)});")
@@ -474,7 +481,6 @@ def network_verilog(net: Network, routing: str = "polarstar", params: RouterPara
     top = plan(net, routing, params, routing_obj=routing_obj, shared=shared, header=header,
                body_block_bits=body_block_bits, flit=flit)
     if shared:
-        top.check_shared()
         text = top_verilog(top, name, packed)
         return text + "\n" + to_verilog(top.proto, top.module_name, flatten=True), top
     routers = [top.make_router(r) for r in range(net.num_routers)]

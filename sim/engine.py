@@ -65,6 +65,9 @@ SEP_IDLE, SEP_L1, SEP_WAIT, SEP_G1, SEP_G2 = 0, 1, 2, 3, 4
 # (hdl/router/vc_allocator.py, take_busy)
 BUSY_KEY = 1 << 20
 
+# InputUnits.rc_dmu: the hop through that port is no Polarized candidate (Δμ is in -2..2)
+NOT_POLARIZED = -128
+
 # Numba options of the stage functions: no reference counting (they allocate nothing and return no
 # array; NRT's atomic counts on the arrays of every structure passed to a call made the engine
 # 4-5 times slower) and no CPython wrapper (only compiled code calls them; run_cycles has one).
@@ -148,6 +151,8 @@ class InputUnits(NamedTuple):
     f_cnt: np.ndarray         # (n, P, V) flits buffered
     alloc_o: np.ndarray       # (n, P, V) output port held (-1: none)
     alloc_w: np.ndarray       # (n, P, V) output VC held
+    rc_pkt: np.ndarray        # (n, P, V) Polarized: the head whose candidates rc_dmu holds (-1: none)
+    rc_dmu: np.ndarray        # (n, P, V, R) int8 its Δμ per network port (NOT_POLARIZED: not a candidate)
     router_flits: np.ndarray  # (n,) flits buffered in the router
     r_garbage: np.ndarray     # (n,) garbage flits buffered in the router
 
@@ -234,7 +239,6 @@ class Packets(NamedTuple):
     pk_next: np.ndarray     # source queue link
     pk_eseq: np.ndarray     # next flit expected at the destination
     pk_done: np.ndarray     # cycle the tail arrived (-1: not yet)
-    pk_open_at: np.ndarray  # Polarized: the router last found not to be a dead end (-1: none)
     samples: np.ndarray     # (packets, k) UGAL/Valiant intermediate samples
 
 
@@ -336,6 +340,7 @@ def new_routers(n: int, R: int, P: int, V: int, B: int) -> Routers:
     inputs = InputUnits(f_pkt=_filled((n, P, V, B), 0, i4), f_seq=_filled((n, P, V, B), 0, np.int16),
                         f_head=_filled((n, P, V), 0, i4), f_cnt=_filled((n, P, V), 0, i4),
                         alloc_o=_filled((n, P, V), -1, i4), alloc_w=_filled((n, P, V), -1, i4),
+                        rc_pkt=_filled((n, P, V), -1, i4), rc_dmu=_filled((n, P, V, R), NOT_POLARIZED, np.int8),
                         router_flits=_filled(n, 0), r_garbage=_filled(n, 0))
     va = VCAllocator(va_ptr=_filled((n, P, V), 0, i4), pend_o=_filled((n, P * V), -1, i4),
                      pend_w=_filled((n, P * V), -1, i4), sep_st=_filled((n, P, V), SEP_IDLE, i4),
@@ -361,7 +366,7 @@ def new_links(ring: int, cap: int) -> Links:
 
 def state_bytes(n: int, R: int, P: int, V: int, B: int) -> int:
     """Bytes of `new_routers(n, R, P, V, B)` (computed, not allocated)."""
-    per = P * V * B * (4 + 2) + P * V * 4 * 12 + P * 4 * 5 + 2 * 2 * R * V * 4 + 2 * 8
+    per = P * V * B * (4 + 2) + P * V * 4 * 13 + P * V * R + P * 4 * 5 + 2 * 2 * R * V * 4 + 2 * 8
     return n * per
 
 
@@ -526,12 +531,17 @@ def _polarized_ok(r, nbr, src_r, dst_r, tables):
 
 
 @_stage
-def _polarized_dead_end(r, src_r, dst_r, cfg, tables):
-    """No Polarized candidate at r for (s, t): the packet escapes to minimal routing (phase 0)."""
-    for p in range(cfg.R):
-        if _polarized_ok(r, tables.nbr_r[r, p], src_r, dst_r, tables)[0]:
-            return False
-    return True
+def polarized_candidates(r, src_r, dst_r, tables, dmus):
+    """The Polarized candidates at r for (s, t): dmus[p] = Δμ of the hop through network port p,
+    or NOT_POLARIZED; returns how many there are (0: a dead end, the packet escapes to minimal
+    routing). A head waiting at r asks every cycle and the answer depends on (r, s, t) only:
+    route_heads keeps it per input VC (`InputUnits.rc_dmu`) while the same head waits there."""
+    n = 0
+    for p in range(dmus.shape[0]):
+        ok, dmu = _polarized_ok(r, tables.nbr_r[r, p], src_r, dst_r, tables)
+        dmus[p] = dmu if ok else NOT_POLARIZED
+        n += ok
+    return n
 
 
 @_inline
@@ -569,14 +579,15 @@ def _best_vc(r, p, vcs, pen, bound, cfg, credits, owner):
 def choose_vc(r, cin, step, head, cfg, tables, credits, owner):
     """Best free (port, vc) among the routing candidates for a head at router r, or (-1, -1)
     (va_separable: if none is free, the first busy one). head = (source router, destination
-    router, intermediate router, phase).
+    router, intermediate router, phase, Polarized candidates: `polarized_candidates`' dmus, read
+    in phase 1).
 
     Candidate order and selection: minimum of occupancy + priority, ties to the lowest port,
     then the lowest VC. The VCs of output p are those of class min(cin + step[p], C - 1): cin is
     the class of the input VC the head waits in (0 when injected), step[p] the VC policy's
     class step from its input port to p (routing_logic.base: 1 for `hops`, 1 at a
     down-then-up turn for `turns`, 0 at a local input)."""
-    src_r, dst_r, inter, phase = head
+    src_r, dst_r, inter, phase, dmus = head
     mode, C, crange = cfg.mode, cfg.classes, tables.crange
     nbr_r = tables.nbr_r
     best_p = -1
@@ -588,8 +599,8 @@ def choose_vc(r, cin, step, head, cfg, tables, credits, owner):
         return (p, best_w) if best_w >= 0 else (-1, -1)
     if mode == POLARIZED and phase == 1:
         for p in range(cfg.R):
-            ok, dmu = _polarized_ok(r, nbr_r[r, p], src_r, dst_r, tables)
-            if not ok:
+            dmu = dmus[p]
+            if dmu == NOT_POLARIZED:
                 continue
             port_key, port_w = _best_vc(r, p, _class_vcs(cin, step[p], crange, C), tables.pen[dmu + 2], best_key, cfg,
                                         credits, owner)
@@ -883,10 +894,11 @@ def inject(t, eps, cfg, tables, world):
 # ---- input unit: route computation, the VC choice, malformed flits --------------------------------
 
 @_per_router
-def _route_state(r, pk, cfg, tables, packets, credits):
-    """Route computation for the head of packet pk at router r: UGAL's decision at the source,
-    the phase (1 from the intermediate router on), the Polarized escape at a dead end ->
-    head = (source router, destination router, intermediate router, phase)."""
+def _route_state(r, pk, cfg, tables, packets, credits, rc, iv):
+    """Route computation for the head of packet pk at router r, input VC iv = (i, v): UGAL's
+    decision at the source, the phase (1 from the intermediate router on), Polarized's candidates
+    (kept in rc = InputUnits while pk waits at iv) and its escape at a dead end -> head =
+    (source router, destination router, intermediate router, phase, candidates' dmus)."""
     if cfg.mode == UGAL and packets.pk_decided[pk] == 0:
         _ugal_decide(r, tables.ep_router[packets.pk_dst[pk]], pk, cfg, tables, packets, credits)
         packets.pk_decided[pk] = 1
@@ -895,14 +907,13 @@ def _route_state(r, pk, cfg, tables, packets, credits):
     ph = packets.pk_phase[pk]
     if ph == 0 and r == packets.pk_inter[pk]:
         ph = 1
-    if cfg.mode == POLARIZED and ph == 1 and r != dst_r and packets.pk_open_at[pk] != r:
-        # a head waiting at r asks every cycle; the answer depends on (r, s, t) only
-        if _polarized_dead_end(r, src_r, dst_r, cfg, tables):
+    i, v = iv
+    if cfg.mode == POLARIZED and ph == 1 and r != dst_r and rc.rc_pkt[r, i, v] != pk:
+        rc.rc_pkt[r, i, v] = pk
+        if polarized_candidates(r, src_r, dst_r, tables, rc.rc_dmu[r, i, v]) == 0:
             packets.pk_phase[pk] = 0           # escapes for the rest of its route
             ph = 0
-        else:
-            packets.pk_open_at[pk] = r
-    return src_r, dst_r, packets.pk_inter[pk], ph
+    return src_r, dst_r, packets.pk_inter[pk], ph, rc.rc_dmu[r, i, v]
 
 
 @_per_router
@@ -925,7 +936,7 @@ def route_heads(r, t, cfg, tables, rt, packets, vtmp):
             pk = inputs.f_pkt[r, i, v, pos]
             if inputs.f_seq[r, i, v, pos] != 0:
                 continue               # a body flit, or garbage: never requests
-            head = _route_state(r, pk, cfg, tables, packets, outputs.credits)
+            head = _route_state(r, pk, cfg, tables, packets, outputs.credits, inputs, (i, v))
             o = -1
             w = -1
             if r == head[1] and (head[3] == 1 or cfg.mode == POLARIZED):
@@ -1711,4 +1722,7 @@ def _choose(r, cin, step, src_r, dst_r, inter, phase, mode, R, V, B, nbr_r, dist
     tables = Tables(nbr_r=nbr_r, nbr_p=nbr_r, cstep=np.zeros((1, 1, 1), dtype=np.int8), vcls=unused, crange=crange,
                     dist=dist, minport=np.zeros((1, 1), dtype=np.uint64), nexthop=nexthop, pen=pen, ep_first=unused,
                     ep_router=unused, ar=ar)
-    return choose_vc(r, cin, step, (src_r, dst_r, inter, phase), cfg, tables, credits, owner)
+    dmus = np.full(R, NOT_POLARIZED, dtype=np.int8)
+    if mode == POLARIZED:
+        polarized_candidates(r, src_r, dst_r, tables, dmus)
+    return choose_vc(r, cin, step, (src_r, dst_r, inter, phase, dmus), cfg, tables, credits, owner)

@@ -53,7 +53,7 @@ MAX_CYCLE = (1 << 31) - 1    # packet creation and arrival cycles are int32
 # the packet table's columns (NetworkSim.pk_*) and their types
 PACKET_FIELDS = {"pk_src": np.int32, "pk_dst": np.int32, "pk_ctime": np.int32, "pk_hops": np.int32,
                  "pk_inter": np.int32, "pk_phase": np.int8, "pk_decided": np.int8, "pk_next": np.int32,
-                 "pk_eseq": np.int16, "pk_done": np.int32, "pk_open_at": np.int32}
+                 "pk_eseq": np.int16, "pk_done": np.int32}
 
 
 class DeadlockDetected(RuntimeError):
@@ -176,7 +176,7 @@ class NetworkSim:
 
     def _alloc_packets(self, cap):
         old = getattr(self, "pk_src", None)
-        fill = {"pk_inter": -1, "pk_next": -1, "pk_done": -1, "pk_phase": 1, "pk_open_at": -1}
+        fill = {"pk_inter": -1, "pk_next": -1, "pk_done": -1, "pk_phase": 1}
         for name, dtype in PACKET_FIELDS.items():
             arr = np.full(cap, fill.get(name, 0), dtype=dtype)
             if old is not None:

@@ -101,8 +101,8 @@ def test_network_lockstep_pipelined_router(tmp_path):
 @full_only          # CI budget: turn classes run in lockstep in the Amaranth simulator (test_hdl_network_sim.py)
 def test_network_lockstep_turn_classes(tmp_path):
     """Turn VC classes (routing_logic.base.TurnVC) with 2 VCs on the diameter-3 26-router network,
-    one router module per router (each prunes its VA arbiters by its own class steps), near
-    saturation: every flit as the model delivers it, cycle for cycle."""
+    the shared router module (its class steps from its `up` input, tied per instance in the
+    network top), near saturation: every flit as the model delivers it, cycle for cycle."""
     load = 0.6
     results, report, meta, model = lockstep(PS26, "polarstar", 2, load, CYCLES // 2, tmp=tmp_path, vc_policy="turns")
     assert results and all(r["passed"] for r in results), (results, report)

@@ -9,7 +9,7 @@ import warnings
 
 import pytest
 import tiers
-from amaranth.hdl import Cat, Const, Module, Signal, UnusedElaboratable
+from amaranth.hdl import Array, Cat, Const, Module, Signal, UnusedElaboratable
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
@@ -151,6 +151,39 @@ def test_round_robin_arbiter_pointer_rules(n, rule, own):
             assert ctx.get(dut.mask) in ({ptr_mask(ref.ptr, n)} | ({0} if ref.ptr == 0 else set()))
 
     run(dut, tb)
+
+
+@pytest.mark.parametrize("n,k", [(5, 3), (72, 4)])
+def test_round_robin_pointers_take_turns_at_one_pick(n, k):
+    """k `RoundRobinPointer`s sharing one `RoundRobinPick` (the VC allocator's local-port VCs):
+    in a cycle one pointer's turn, the pick over the requests with its mask, and only that
+    pointer moves past the grant: each of the k arbiters picks and points as a
+    `RoundRobinArbiter` of its own that sees the requests only in its turns."""
+    from hdl.arbiter import RoundRobinPointer
+    top = Module()
+    top.submodules.pick = pick = RoundRobinPick(n)
+    ptrs = [RoundRobinPointer(n) for _ in range(k)]
+    turn = Signal(range(k))
+    for j, p in enumerate(ptrs):
+        top.submodules[f"ptr{j}"] = p
+        top.d.comb += [p.commit.eq(pick.valid & (turn == j)), p.next_mask.eq(below_or(pick.grant, n))]
+    top.d.comb += pick.mask.eq(Array([p.mask for p in ptrs])[turn])
+    rng = random.Random(k)
+    refs = [RefArbiter(n) for _ in range(k)]
+
+    async def tb(ctx):
+        for req in sparse_values(n, 400, n + k):
+            j = rng.randrange(k)
+            ctx.set(pick.requests, req)
+            ctx.set(turn, j)
+            want = refs[j].pick(req)
+            assert ctx.get(pick.grant) == (0 if want is None else 1 << want)
+            await ctx.tick()
+            if want is not None:
+                refs[j].commit(want)
+            assert [mask_pointer(ctx.get(p.mask), n) for p in ptrs] == [r.ptr for r in refs]
+
+    run(top, tb)
 
 
 def front_body_reference(layout, front_layout, front: int, body: int) -> int:

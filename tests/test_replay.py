@@ -19,6 +19,7 @@ import cosim.replay as replay_module
 import tiers
 from cosim.endpoints import Flits, payload_of
 from cosim.replay import FlitWords, default_threads, payload_words, replay
+from hdl.network import NetworkPlan
 from sim.engine import EV_CREDIT
 
 PS26 = "polarstar:q=3,supernode=iq,degree=0"
@@ -81,6 +82,20 @@ def test_replay_with_eval_per_router():
     rep = replay(PS26, "polarstar", 4, 0.9, 1500, chunk=500, per_function=False)
     assert rep["per_function"] is False and rep["mismatch"] is None, rep["mismatch"]
     assert rep["flits_matched"] == rep["model"].ejected_flits > 0.4 * 1500 * 26
+
+
+def test_replay_turn_classes_in_the_shared_module(monkeypatch):
+    """Turn VC classes (2 VCs, minimal routing: the classes of the 26-router FPGA network) in the
+    shared router module, whose class steps come from its `up` input, tied per router: every flit
+    and credit as the model delivers them, near saturation. With every `up` tied to 0 (a
+    down-then-up turn never steps a class) the replay reports a mismatch."""
+    rep = replay(PS26, "min", 2, 0.6, 3000, threads=1, vc_policy="turns")
+    assert rep["mismatch"] is None, rep["mismatch"]
+    assert rep["model"].routing.vc_policy.name == "turns" and rep["vc_policy"] == "turns"
+    assert rep["flits_matched"] == rep["model"].ejected_flits > 0.4 * 3000 * 26
+    monkeypatch.setattr(NetworkPlan, "up_of", lambda self, r: 0)
+    bad = replay(PS26, "min", 2, 0.6, 1000, threads=1, vc_policy="turns")
+    assert bad["mismatch"] is not None
 
 
 # CI: 2,000 cycles of each routing (a Verilator build each); the full tier 20,000

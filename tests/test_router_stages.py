@@ -24,18 +24,18 @@ def _net(spec):
     return polarstar(*spec)
 
 
-def _router(params=RouterParams(), spec=(3, "iq", 0), p=1, routing="polarstar"):
+def _router(params=RouterParams(), spec=(3, "iq", 0), p=1, routing="polarstar", class_step=None):
     """Router 0 of a small PolarStar with p endpoints per router (not elaborated): its `shape`
     and `vcmap` are what its stages are built from. routing: "polarstar" (the arithmetic unit: a
     single next hop, no priorities), "min" (every minimal port) or "polarized" (per-port
-    priorities, escapes)."""
+    priorities, escapes). class_step: as `Router`'s (None: hop classes)."""
     net = _net(spec)
     R = int(net.ports.max())
     unit = {"polarstar": lambda: PolarStarUnit(net, R + p), "min": lambda: TableMinimalUnit(net, R + p, router=0),
             "polarized": lambda: PolarizedTableUnit(net, R + p, router=0)}[routing]()
     unit._MustUse__silence = True
     layout = flit_layout(net.num_routers, p, params)
-    router = Router(R, p, params, layout, lambda lanes: unit, net.num_routers, 3, router_id=0)
+    router = Router(R, p, params, layout, lambda lanes: unit, net.num_routers, 3, router_id=0, class_step=class_step)
     router._MustUse__silence = True
     return router
 
@@ -509,13 +509,19 @@ class VARef:
     `central_va`/`apply_va` over input VC index iv = i·V + v, pointer iv + 1 (mod P·V) after each
     grant."""
 
-    def __init__(self, shape, vcmap):
-        self.shape, self.vcmap = shape, vcmap
+    def __init__(self, shape, vcmap, up=0):
+        self.shape, self.vcmap, self.up = shape, vcmap, up
         P, V = shape.P, shape.V
         self.ptr = {(o, w): 0 for o in range(P) for w in range(V)}
         self.pend = {}            # va_stages = 2: iv -> (o, w), the requests of last cycle
         self.prev = None          # va_choice_stage = 1: (busy, occupancy) at the start of last cycle
         self.stale_dropped = 0    # requests dropped because their output VC was taken meanwhile
+
+    def hop_class(self, iv, o):
+        """The class of input VC iv's hop through o (with `up` steps: up[i] & up[o])."""
+        if not self.vcmap.dynamic:
+            return self.vcmap.next_class(iv, o)
+        return self.vcmap.next_class(iv, o, self.up >> (iv // self.shape.V) & self.up >> o & 1)
 
     def choose(self, iv, head, busy, occupancy):
         """route_heads/choose_vc: the (o, w) input VC iv asks for, or None."""
@@ -532,7 +538,7 @@ class VARef:
         for o in range(R):
             if not head["route"] >> o & 1:
                 continue
-            c = self.vcmap.next_class(iv, o)
+            c = self.hop_class(iv, o)
             for w in range(V):
                 if s.vc_class[w] != c or busy[o][w]:
                     continue
@@ -578,8 +584,8 @@ class SepVARef(VARef):
     free; the input VC takes the output VC two cycles after that grant."""
     IDLE, L1, WAIT, G1, G2 = range(5)
 
-    def __init__(self, shape, vcmap):
-        super().__init__(shape, vcmap)
+    def __init__(self, shape, vcmap, up=0):
+        super().__init__(shape, vcmap, up)
         self.st = [self.IDLE] * (shape.P * shape.V)
         self.tgt = [None] * (shape.P * shape.V)
         self.launch_ptr = [0] * shape.P
@@ -594,7 +600,7 @@ class SepVARef(VARef):
             busy, occupancy = self.prev
         keys = [((1, 0) if busy[o][w] else (0, occupancy[o][w] + (head["prio"][o] if s.prio_bits else 0)), o, w)
                 for o in range(R) if head["route"] >> o & 1
-                for w in range(V) if s.vc_class[w] == self.vcmap.next_class(iv, o)]
+                for w in range(V) if s.vc_class[w] == self.hop_class(iv, o)]
         return min(keys)[1:] if keys else None
 
     def step(self, heads, busy, occupancy):
@@ -645,6 +651,10 @@ def _va_config(kind):
         "separable": (RouterParams(depth=4, va_separable=1), "polarized", 1),
         "separable_fpga": (RouterParams(depth=4, vcs=3, va_separable=1, va_stages=2, va_choice_stage=1),
                            "polarstar", 1),
+        # turn classes from the `up` input (the shared module); C = 3 classes over 3 VCs
+        "central_up": (RouterParams(depth=4, vcs=3), "min", 1),
+        "central_up_prio": (RouterParams(depth=4, vcs=3), "polarized", 1),
+        "separable_up": (RouterParams(depth=4, vcs=3, va_separable=1, va_stages=2, va_choice_stage=1), "min", 1),
     }[kind]
 
 
@@ -719,8 +729,9 @@ def _drive_vc_allocator(kind, cycles, seed, ref_cls=VARef, check_ref=True):
     it, only a free one; `taken` and `grant_w` agree with the grants) and, if check_ref, that the
     grants are the reference's. Returns the reference and counts of what happened."""
     from hdl.router.vc_allocator import VCAllocator
+    from hdl.router.classes import UP_INPUT
     params, routing, p = _va_config(kind)
-    router = _router(params, p=p, routing=routing)
+    router = _router(params, p=p, routing=routing, class_step=UP_INPUT if kind.endswith(("_up", "_up_prio")) else None)
     shape, vcmap = router.shape, router.vcmap
     dut = VCAllocator(shape, vcmap)
     keys = {}
@@ -730,11 +741,14 @@ def _drive_vc_allocator(kind, cycles, seed, ref_cls=VARef, check_ref=True):
                 keys[name, i, v] = getattr(dut, name)[i][v]
     keys.update({("busy", o): dut.busy[o] for o in range(shape.P)})
     keys.update({("occupancy", o, w): dut.occupancy[o][w] for o in range(shape.R) for w in range(shape.V)})
+    if vcmap.dynamic:
+        keys["up"] = dut.up
     stim = Stimulus(dut, keys)
     P, R, V, B = shape.P, shape.R, shape.V, shape.params.depth
     NV = P * V
     rng = random.Random(seed)
-    ref = ref_cls(shape, vcmap)
+    up = rng.choice([u for u in range(1 << R) if 0 < bin(u).count("1") < R]) if vcmap.dynamic else 0
+    ref = ref_cls(shape, vcmap, up)
     stats = collections.Counter()
     sep = params.va_separable
     heads_of = _VAHeads(shape, rng, sep)
@@ -755,6 +769,8 @@ def _drive_vc_allocator(kind, cycles, seed, ref_cls=VARef, check_ref=True):
             for o in range(R):
                 for w in range(V):
                     inp["occupancy", o, w] = occupancy[o][w]
+            if vcmap.dynamic:
+                inp["up"] = up           # a router's: the same in every cycle
             stim.set(ctx, inp)
             want, (reqs, arb) = ref.step(heads, busy, occupancy)
             asked.append(dict(reqs))
@@ -825,3 +841,16 @@ def test_vc_allocator_separable_matches_reference(kind):
     request waited at it (docs "Separable VC allocation")."""
     _, stats = _drive_vc_allocator(kind, 120, 24, ref_cls=SepVARef)
     assert stats["grants"] > 40 and stats["contended"] > 10 and stats["ejections"] > 5, stats
+
+
+@pytest.mark.parametrize("kind,ref_cls", [("central_up", VARef), ("central_up_prio", VARef),
+                                          ("separable_up", SepVARef)])
+def test_vc_allocator_with_up_steps_matches_reference(kind, ref_cls):
+    """Turn classes in the shared module (class steps from the `up` input, one value per router,
+    here a random one with ports both ways): every cycle the grants are exactly the reference's,
+    whose hop through o from network input i takes the class of step up[i] & up[o]."""
+    ref, stats = _drive_vc_allocator(kind, 120, 25, ref_cls=ref_cls)
+    assert stats["grants"] > 40 and stats["contended"] > 5, stats
+    R, V = ref.shape.R, ref.shape.V
+    steps = {ref.up >> i & ref.up >> o & 1 for i in range(R) for o in range(R)}
+    assert steps == {0, 1} and ref.vcmap.dynamic

@@ -25,6 +25,19 @@ def input_class(i: int, v_class: int, ports: int, classes: int, step: int = 1) -
     return 0 if i >= ports else min(v_class + step, classes - 1)
 
 
+# class_step of a router whose class steps come from its `up` input (turn classes in the shared
+# router module): bit k of `up` says the router on network port k has a larger id than this one,
+# and the step from input port i to output port o is up[i] & up[o] (a down-then-up turn:
+# `TurnVC.class_step`), where a router with a constant id has them as constants
+UP_INPUT = "up"
+
+
+def up_ports(links, r: int) -> int:
+    """Router r's `up` value: bit k when its network port k leads to a router of larger id.
+    links: `NetworkPlan.link_table()` ((-1, -1) where a port is unused: never up)."""
+    return sum(1 << k for k, (peer, _) in enumerate(links[r]) if peer > r)
+
+
 def separable_eject_vc(iv: int, vcs: int) -> int:
     """The local VC an ejecting head of input VC iv = i·V + v asks for with the separable VA,
     free or not: (i + v) mod V. The VCs of one input port ask for different local VCs, so the
@@ -41,7 +54,9 @@ class VCMap:
     so no input VC of port i holds an output VC of port i. separable=True (the separable VA): an
     ejecting head asks for one local VC, `separable_eject_vc`, so that is the only one of each
     local port its input VC can hold; the others are left out of its allocation state and of
-    their arbiters (synthesis cannot see that they are never granted).
+    their arbiters (synthesis cannot see that they are never granted). class_step = UP_INPUT: the
+    steps are the router's `up` input's (a hop of a network input VC may take either class,
+    `next_classes`), known only in hardware; ovcs_of holds the output VCs of both.
 
     Attributes: `ovcs_of[iv]`, the output VCs (o, w) input VC iv = i·V + v can hold (the local
     ones above, and the network ones of the class of its hop through that output), in (o, w) order;
@@ -51,21 +66,36 @@ class VCMap:
                  separable: bool = False):
         self.R, self.P, self.V, self.C = R, P, V, C
         self.vc_class, self.class_step = list(vc_class), class_step
+        self.dynamic = class_step == UP_INPUT
 
         def holds(iv, o, w):
             if o >= R:
                 return not separable or w == separable_eject_vc(iv, V)
-            return self.next_class(iv, o) == self.vc_class[w] and (uturns or o != iv // V)
+            return self.vc_class[w] in self.next_classes(iv, o) and (uturns or o != iv // V)
         self.ovcs_of = [[(o, w) for o in range(P) for w in range(V) if holds(iv, o, w)] for iv in range(P * V)]
         self.holders = {}
         for iv, ovcs in enumerate(self.ovcs_of):
             for k, ow in enumerate(ovcs):
                 self.holders.setdefault(ow, []).append((iv, k))
 
-    def next_class(self, iv: int, o: int) -> int:
-        """The class of the hop of input VC iv's head through network output o."""
+    def next_class(self, iv: int, o: int, step: int | None = None) -> int:
+        """The class of the hop of input VC iv's head through network output o (with `up`
+        steps: when the step is `step`)."""
         i, v = divmod(iv, self.V)
-        return input_class(i, self.vc_class[v], self.R, self.C, self.class_step[i][o] if i < self.R else 0)
+        if i < self.R and step is None:
+            if self.dynamic:
+                raise ValueError("class steps from the `up` input: say which step")
+            step = self.class_step[i][o]
+        return input_class(i, self.vc_class[v], self.R, self.C, step if i < self.R else 0)
+
+    def next_classes(self, iv: int, o: int) -> tuple[int, ...]:
+        """The classes the hop of input VC iv through network output o may take: one, or with
+        `up` steps those of step 0 and 1 at a network input (one where both are capped)."""
+        if not self.dynamic:
+            return (self.next_class(iv, o),)
+        if iv // self.V >= self.R:
+            return (self.next_class(iv, o, 0),)
+        return tuple(sorted({self.next_class(iv, o, 0), self.next_class(iv, o, 1)}))
 
 
-__all__ = ["VCMap", "class_of_vc", "input_class", "separable_eject_vc", "vc_classes_for"]
+__all__ = ["UP_INPUT", "VCMap", "class_of_vc", "input_class", "separable_eject_vc", "up_ports", "vc_classes_for"]

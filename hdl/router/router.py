@@ -46,7 +46,7 @@ from ..counter_flags import step_flags
 from ..crossbar import front_fields, split_layout
 from ..delay import register as _reg
 from ..routing_units import RoutingUnit
-from .classes import VCMap, class_of_vc
+from .classes import UP_INPUT, VCMap, class_of_vc
 from .input_unit import InputUnit
 from .output_unit import OutputUnit, credit_counters, credit_signature
 from .switch_allocator import SwitchAllocator
@@ -121,9 +121,13 @@ def _check_classes(ports, V, vc_classes, class_step, vc_class):
     """(class_step, vc_class) checked and filled in."""
     if class_step is None:
         class_step = [[1] * ports for _ in range(ports)]
-    class_step = [[int(x) for x in row] for row in class_step]
-    if len(class_step) != ports or any(len(row) != ports or not set(row) <= {0, 1} for row in class_step):
-        raise ValueError(f"class_step: must be None or {ports} x {ports} steps of 0 or 1")
+    if isinstance(class_step, str):
+        if class_step != UP_INPUT:
+            raise ValueError(f"class_step={class_step!r}: must be None, {UP_INPUT!r} or {ports} x {ports} steps")
+    else:
+        class_step = [[int(x) for x in row] for row in class_step]
+        if len(class_step) != ports or any(len(row) != ports or not set(row) <= {0, 1} for row in class_step):
+            raise ValueError(f"class_step: must be None, {UP_INPUT!r} or {ports} x {ports} steps of 0 or 1")
     if vc_class is None:
         vc_class = [class_of_vc(w, V, vc_classes) for w in range(V)]
     vc_class = [int(c) for c in vc_class]
@@ -141,7 +145,9 @@ class Router(wiring.Component):
     `unit(lanes) -> RoutingUnit`; num_routers: N (destinations >= N are malformed);
     vc_classes: C (`vc_classes_for`); router_id: a constant id, or None for an `id` input;
     class_step: R x R class steps (network input port, network output port) of the VC policy
-    (`Routing.class_steps()[router]`), or None for hop classes (every step 1); vc_class: the class
+    (`Routing.class_steps()[router]`), None for hop classes (every step 1), or `UP_INPUT` for turn
+    classes read from an `up` input (the shared module of a network with turn classes: bit k set
+    when network port k leads to a router of larger id, `classes.up_ports`); vc_class: the class
     of each VC (the VC policy's `vc_class_table()`), or None for `class_of_vc`; body_block_bits:
     how many bits of each input buffer's body go to block RAM (`hdl/buffer.py`; needs the switch
     traversal stage, st_stage >= 1; capped at the body's width; the same cycles either way);
@@ -216,6 +222,8 @@ class Router(wiring.Component):
         }
         if router_id is None:
             members["id"] = In(self.id_bits)
+        if self.vcmap.dynamic:
+            members["up"] = In(ports)
         if self.unit.loadable:
             members["load"] = In(stream.Signature(self.unit.load_layout, always_ready=True))
         super().__init__(members)
@@ -371,6 +379,8 @@ class Router(wiring.Component):
         alloc = self._alloc_state(m, vca)
         valid, ws, oh, _ = alloc
         frees = self._connect_allocators(m, stages, alloc)
+        if self.vcmap.dynamic:
+            m.d.comb += vca.up.eq(self.up)
         for o in range(P):
             m.d.comb += [vca.busy[o].eq(outs.busy[o]), outs.taken[o].eq(vca.taken[o]),
                          outs.released[o].eq(Cat(*[self._on((o, w), frees, oh) for w in range(V)]))]

@@ -4,7 +4,8 @@ Each input VC whose front is a head without an output VC asks for one output VC:
 candidate (port of its route mask, VC of its hop's class), by least occupancy plus the port's
 priority, ties to the lowest port then VC; an ejecting head asks for the lowest free VC of its
 local port (separable: VC (i + v) mod V of input VC (i, v)). Per output VC a round-robin arbiter
-grants one of the input VCs that can hold it (central), or the separable pipelined allocator
+grants one of the input VCs that can hold it (central; a local port's VCs take turns at one pick,
+since all of a cycle's ejecting heads ask for the same one), or the separable pipelined allocator
 does (`va_separable`, hdl/separable_va.py).
 Pipelining by composition: `va_choice_stage` registers the per-(port, class) best VC before the
 input VCs' choice, `va_stages = 2` registers the requests before the arbiters.
@@ -17,7 +18,8 @@ from amaranth.lib.wiring import In, Out
 
 from contract.flit import index_bits
 
-from ..arbiter import RoundRobinArbiter, lowest_set_bit, one_hot_index, one_hot_select
+from ..arbiter import (RoundRobinArbiter, RoundRobinPick, RoundRobinPointer, below_or, lowest_set_bit,
+                       one_hot_index, one_hot_select)
 from ..delay import register as _reg
 from ..separable_va import separable_va
 from .classes import separable_eject_vc
@@ -89,6 +91,8 @@ class VCAllocator(wiring.Component):
       dst_ep[i][v]     In   its destination endpoint
       busy[o]          In   bit w: output VC (o, w) is held
       occupancy[o][w]  In   flits in the downstream buffer of (o, w) (network ports)
+      up               In   with class steps from the router's `up` input (`VCMap.dynamic`):
+                            bit k, network port k leads up (the step from i to o is up[i] & up[o])
       grant[i][v]      Out  one-hot over the output VCs: the one (i, v) takes this cycle
       grant_w[i][v]    Out  that output VC's VC (read only beside grant)
       taken[o]         Out  bit w: (o, w) is granted this cycle
@@ -106,6 +110,7 @@ class VCAllocator(wiring.Component):
             "dst_ep": In(index_bits(cfg.p)).array(P, V),
             "busy": In(V).array(P),
             "occupancy": In(range(B + 1)).array(R, V),
+            **({"up": In(R)} if vcmap.dynamic else {}),
             "grant": Out(P * V).array(P, V),
             "grant_w": Out(index_bits(V)).array(P, V),
             "taken": Out(V).array(P),
@@ -141,14 +146,27 @@ class VCAllocator(wiring.Component):
                 best[o, c] = (bv, bk, bw)
         return best, loaded
 
+    def _hop_best(self, m, iv, o, best):
+        """(valid, key, w) of the best VC of the class input VC iv's hop through o takes: that
+        class's, or with `up` steps the one the step (up[i] & up[o]) selects."""
+        classes = self.vcmap.next_classes(iv, o)
+        if len(classes) == 1:
+            return best[o, classes[0]]
+        i = iv // self.cfg.V
+        step = Signal(name=f"va_step_{i}_{o}")
+        m.d.comb += step.eq(self.up[i] & self.up[o])
+        c0, c1 = (self.vcmap.next_class(iv, o, s) for s in (0, 1))
+        return tuple(Mux(step, a, b) for a, b in zip(best[o, c1], best[o, c0]))
+
     def _choose(self, m, i, v, best, key_less):
         """Input VC (i, v)'s request: (valid, output port, VC)."""
         cfg, V, R = self.cfg, self.cfg.V, self.cfg.R
         ob, wb, pb = index_bits(cfg.P), index_bits(V), cfg.prio_bits
         iv = i * V + v
         leaves = []
+        hop = [self._hop_best(m, iv, o, best) for o in range(R)]
         for o in range(R):
-            bv, bk, bw = best[o, self.vcmap.next_class(iv, o)]
+            bv, bk, bw = hop[o]
             key = bk
             if pb:       # every comparison reads the sum: one adder per leaf
                 key = Signal(self.key_bits, name=f"va_key_{i}_{v}_{o}")
@@ -163,11 +181,11 @@ class VCAllocator(wiring.Component):
             # route's lowest bit, so that a mask of several bits (which the unit never answers, but
             # a proof's arbitrary state may hold) still asks for a port of the route
             port = lowest_set_bit(self.route[i][v], R, m, f"va_port_{i}_{v}")
-            nv = Cat(*[port[o] & best[o, self.vcmap.next_class(iv, o)][0] for o in range(R)]).any()
+            nv = Cat(*[port[o] & hop[o][0] for o in range(R)]).any()
             no, nw = one_hot_select(port, [x[2] for x in leaves]), one_hot_select(port, [x[3] for x in leaves])
-        elif pb:
-            # keys of their own per input VC (priorities): a tree of R - 1 comparators, where the
-            # flat choice would compare every pair
+        elif pb or key_less is None:
+            # keys of their own per input VC (priorities, or classes chosen by `up`): a tree of
+            # R - 1 comparators, where the flat choice would compare every pair
             nv, _, no, nw = argmin(m, leaves, f"va_{i}_{v}", self.key_bits, ob, wb)
         else:
             # the keys are the best keys per (port, class), shared by the input VCs: every pair
@@ -233,6 +251,9 @@ class VCAllocator(wiring.Component):
         taken = [[None] * V for _ in range(P)]
         grant_of = {}
         for o in range(P):
+            if o >= cfg.R:
+                self._local_port(m, o, (o_hot, w_hot), taken, grant_of)
+                continue
             for w in range(V):
                 cand = [iv for iv, _ in self.vcmap.holders.get((o, w), [])]
                 arb = RoundRobinArbiter(len(cand))
@@ -248,6 +269,47 @@ class VCAllocator(wiring.Component):
                     grant_of[iv, o, w] = grant[k]
         won = [Cat(*[grant_of[iv, o, w] for o, w in self.vcmap.ovcs_of[iv]]) for iv in range(NV)]
         return won, taken
+
+    def _local_port(self, m, o, decoded, taken, grant_of):
+        """Local output port o's VCs in the central allocator: every input VC can hold each of
+        them, and every ejecting head of a cycle asks for the same one, the lowest VC free when
+        it chose (`_choose`; this cycle's, or last cycle's with registered requests). So one
+        round-robin pick over the input VCs serves them all, with the pointer of that VC
+        (`RoundRobinPointer` `va_arb_{o}_{w}`, one per VC as the model's `va_ptr`): the grants
+        of V arbiters of which only that one has requests, from one pick. A request for another
+        VC (none in a reachable state) is not seen. Fills taken[o] and grant_of as `_central`."""
+        cfg, V = self.cfg, self.cfg.V
+        o_hot, w_hot = decoded
+        cand = [iv for iv, _ in self.vcmap.holders[(o, 0)]]
+        assert all([iv for iv, _ in self.vcmap.holders[(o, w)]] == cand for w in range(V))
+        n = len(cand)
+        # the VC the requests name: the lowest free one when they were made
+        asked = lowest_set_bit(~self.busy[o], V, m, f"va_local_{o}_w")
+        if cfg.params.va_stages == 2:
+            # registered, and its lowest bit again: one VC in every state (a proof's arbitrary
+            # one included), as a register of a lowest bit is in every reachable one
+            asked = lowest_set_bit(_reg(m, asked, f"va_local_{o}_w_reg"), V, m, f"va_local_{o}_w2")
+        ptrs = []
+        for w in range(V):
+            ptr = RoundRobinPointer(n)
+            m.submodules[f"va_arb_{o}_{w}"] = ptr
+            ptrs.append(ptr)
+        m.submodules[f"va_pick_{o}"] = pick = RoundRobinPick(n)
+        reqs = Cat(*[o_hot[iv][o] & (w_hot[iv] & asked).any() for iv in cand])
+        m.d.comb += [pick.requests.eq(reqs), pick.mask.eq(one_hot_select(asked, [p.mask for p in ptrs]))]
+        # registered requests (or a choice from last cycle's state): the VC may have been taken
+        # since (the answer discarded, the pointer kept); else it is free by construction
+        stale = cfg.params.va_stages == 2 or cfg.params.va_choice_stage
+        ok = ~(self.busy[o] & asked).any() if stale else Const(1, 1)
+        # the requesters after the grant: the mask a commit sets, worked out from the grant (the
+        # pick's own next mask maps to more LUTs on the 26-router network's routers)
+        nxt = below_or(pick.grant, n, m, f"va_local_{o}_next")
+        for w in range(V):
+            t = Signal(name=f"va_local_taken_{o}_{w}")
+            m.d.comb += [t.eq(pick.valid & ok & asked[w]), ptrs[w].commit.eq(t), ptrs[w].next_mask.eq(nxt)]
+            taken[o][w] = t
+            for k, iv in enumerate(cand):
+                grant_of[iv, o, w] = pick.grant[k] & t
 
     def _registered_requests(self, m, req, won_any):
         """va_stages = 2: the requests the arbiters see are last cycle's, dropped if their input VC
@@ -278,7 +340,7 @@ class VCAllocator(wiring.Component):
         self.key_bits = max(1, (cfg.params.depth + (1 << cfg.prio_bits) - 1 + self.take_busy).bit_length())
         self.single = cfg.single_port
         best, loaded = self._best_per_class(m)
-        key_less = None if self.single else self._key_less(m, best, loaded)
+        key_less = None if self.single or self.vcmap.dynamic else self._key_less(m, best, loaded)
         req = [self._choose(m, i, v, best, key_less) for i in range(P) for v in range(V)]
         won_any = [Signal(name=f"va_granted_{iv // V}_{iv % V}") for iv in range(P * V)]
         if cfg.params.va_stages == 2:
