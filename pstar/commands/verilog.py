@@ -2,8 +2,9 @@
 
 One top module (`pstar_network`) with every router and link of the netlist; endpoints are its
 inject/eject streams and credit outputs (hdl/network.py). By default one router module
-(`pstar_router`, id an input tied at each instance) serves all routers, so the file holds one
-copy of the router logic; table routings load their rows through the top's `load` port.
+(`pstar_router`, id an input tied at each instance, and with turn classes an `up` input too)
+serves all routers, so the file holds one copy of the router logic; table routings load their
+rows through the top's `load` port.
 `--per-router` writes one module per router instead (id and table contents as constants), for
 area studies.
 """
@@ -33,7 +34,8 @@ def add_parser(sub):
     p.add_argument("--out", default="pstar_network.v", metavar="FILE",
                    help="output file (default pstar_network.v)")
     p.add_argument("--per-router", action="store_true", help="one Verilog module per router (area studies)")
-    add_router_arguments(p, only=("vc_policy", "header", "flit"), notes={"vc_policy": "; turns needs --per-router"})
+    add_router_arguments(p, only=("vc_policy", "header", "flit"),
+                         notes={"vc_policy": "; with turns the shared module's `up` input gives each router its class steps"})
     return p
 
 
