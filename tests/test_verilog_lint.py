@@ -16,7 +16,7 @@ import bench_verilog  # noqa: E402
 import tiers  # noqa: E402
 
 from contract.params import RouterParams  # noqa: E402
-from hdl.network import network_verilog  # noqa: E402
+from hdl.network import build_routing, network_verilog  # noqa: E402
 from topologies import polarstar  # noqa: E402
 
 
@@ -37,11 +37,14 @@ def test_lint_catches_a_latch_and_a_second_driver(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("routing,vcs", [("polarstar", 4),
-                                         pytest.param("polarized", 5, marks=tiers.full_only("CI budget: a minute"))])
-def test_network_verilog_lints_clean(routing, vcs, tmp_path):
+@pytest.mark.parametrize("routing,vcs,vc_policy", [
+    ("polarstar", 4, "hops"), ("min", 2, "turns"),     # turn classes: the shared module's `up` input
+    pytest.param("polarized", 5, "hops", marks=tiers.full_only("CI budget: a minute"))])
+def test_network_verilog_lints_clean(routing, vcs, vc_policy, tmp_path):
     """The 26-router network (PolarStar q=3 IQ d'=0) as `pstar verilog` writes it."""
-    text, _ = network_verilog(polarstar(3, "iq", 0), routing, RouterParams(vcs=vcs))
+    net = polarstar(3, "iq", 0)
+    params = RouterParams(vcs=vcs)
+    text, _ = network_verilog(net, routing, params, routing_obj=build_routing(net, routing, params, vc_policy))
     path = tmp_path / "net.v"
     path.write_text(text)
     seconds, gb, counts, code = bench_verilog.lint(path)
