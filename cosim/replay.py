@@ -449,7 +449,8 @@ def replay(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: in
     network top of `network_verilog`, routers as hierarchical blocks; 5-10x slower on large
     networks, see docs/hdl.md). `vc_policy`: the VC classes (routing_logic.base; with turn
     classes the shared router module reads its class steps from its `up` input). The model runs
-    one chunk ahead of the RTL (`_Lockstep`). Returns the report; "mismatch" is None when every flit, credit and drop matched."""
+    one chunk ahead of the RTL (`_Lockstep`). Returns the report; "mismatch" is None when every
+    flit, credit and drop matched."""
     check_engine_threads(engine, threads)
     net = build(spec)
     threads = default_threads(engine, net.num_routers) if threads is None else threads
@@ -500,8 +501,7 @@ def replay(spec: str, routing: str, vcs: int, load: float, cycles: int, seed: in
     seconds = time.perf_counter() - t_start
     cpu = {"python": time.process_time() - cpu_start, "rtl": _children_cpu() - rtl_cpu_start}
     return {"spec": spec, "routing": routing, "vcs": vcs, "vc_policy": vc_policy, "load": load, "fail": fail,
-            "cycles": cycles,
-            "engine": engine, "threads": threads,
+            "cycles": cycles, "engine": engine, "threads": threads,
             "per_function": (engine == "netlist" and per_function
                              and recognized(pathlib.Path(meta["build_dir"]) / "sim")),
             "drain_cycles": max(0, t_done - cycles), "flits_matched": ls.ejects.count,

@@ -29,9 +29,9 @@ credit latency L > 1 the eject and credit outputs pass L - 1 extra registers, so
 endpoint e in cycle t arrives there at t + link_latency exactly as in the model.
 
 One router module serves every router when `shared=True` (the default): the router's id is an
-input tied to a constant at each instance (with turn classes its `up` ports too, whose class
-steps differ per router), table units get their rows through `load`, and the top is only wiring, so the Verilog holds one copy of the router logic however large the
-network. `shared=False` elaborates one `Router` per router with its id and table contents as
+input tied to a constant at each instance (with turn classes its `up` input too, whose class
+steps differ per router), table units get their rows through `load`, and the top is only
+wiring, so the Verilog holds one copy of the router logic however large the network. `shared=False` elaborates one `Router` per router with its id and table contents as
 constants (one module per router, for area studies).
 
 `network_verilog(...)` writes a network as Verilog: the top (`top_verilog`, written as text
@@ -57,7 +57,7 @@ from topologies.network import Network
 from .checks import quiet_on_error
 from .delay import delay_line
 from .router import Router, credit_signature, flit_signature, running_count, vc_classes_for
-from .router.classes import UP_INPUT, up_ports
+from .router.classes import UP_INPUT
 from .routing_units import UNITS, make_unit, unit_reads
 from .verilog_out import flat_verilog, ports_of, to_verilog
 
@@ -117,7 +117,7 @@ class NetworkPlan:
         self.layout = flit_layout(n, self.p, params, carried_fields(routing, header), flit)
         self.C = vc_classes_for(self.routing, params.vcs)
         self.class_steps = self.routing.class_steps()
-        self._links = None               # link_table(), once up_of needs it
+        self.up = self._up_inputs() if self.routing.vc_policy.name == "turns" else None
         # the class of each of the V VCs (the policy's table, with C capped at V)
         self.vc_class = self.routing.vc_policy.for_vcs(params.vcs, self.C).vc_class_table()
         self.unit_factory = functools.partial(make_unit, routing, net, routing=self._unit_routing())
@@ -177,12 +177,22 @@ class NetworkPlan:
                       self.C, router_id, steps, self.vc_class, body_block_bits=self.body_block_bits,
                       registered_fronts=self.registered_fronts, uturns=self.uturns)
 
+    def _up_inputs(self) -> list[int]:
+        """Per router the shared module's `up` input (turn classes), from the VC policy's class
+        steps: bit k is the step of a head that enters and leaves by network port k (1: port k
+        leads to a router of larger id), and every step must be up[i] & up[o], the step the
+        module works out (`TurnVC.class_step`)."""
+        steps = self.class_steps.astype(bool)
+        up = np.diagonal(steps, axis1=1, axis2=2)
+        if not (steps == (up[:, :, None] & up[:, None, :])).all():
+            raise ParameterError(f"vc_policy={self.routing.vc_policy.name}: its class steps are not "
+                                 "up[i] & up[o], which the shared router module computes")
+        return [sum(1 << int(k) for k in np.flatnonzero(row)) for row in up]
+
     def up_of(self, r: int) -> int:
         """The shared module's `up` input at router r (turn classes): bit k when network port k
-        leads to a router of larger id (`classes.up_ports`)."""
-        if self._links is None:
-            self._links = self.link_table()
-        return up_ports(self._links, r)
+        leads to a router of larger id."""
+        return self.up[r]
 
     def table_rows(self, r: int) -> list[int]:
         """Rows of router r's routing table (what `load` must write), for loadable units."""

@@ -32,12 +32,6 @@ def input_class(i: int, v_class: int, ports: int, classes: int, step: int = 1) -
 UP_INPUT = "up"
 
 
-def up_ports(links, r: int) -> int:
-    """Router r's `up` value: bit k when its network port k leads to a router of larger id.
-    links: `NetworkPlan.link_table()` ((-1, -1) where a port is unused: never up)."""
-    return sum(1 << k for k, (peer, _) in enumerate(links[r]) if peer > r)
-
-
 def separable_eject_vc(iv: int, vcs: int) -> int:
     """The local VC an ejecting head of input VC iv = i·V + v asks for with the separable VA,
     free or not: (i + v) mod V. The VCs of one input port ask for different local VCs, so the
@@ -98,4 +92,4 @@ class VCMap:
         return tuple(sorted({self.next_class(iv, o, 0), self.next_class(iv, o, 1)}))
 
 
-__all__ = ["UP_INPUT", "VCMap", "class_of_vc", "input_class", "separable_eject_vc", "up_ports", "vc_classes_for"]
+__all__ = ["UP_INPUT", "VCMap", "class_of_vc", "input_class", "separable_eject_vc", "vc_classes_for"]

@@ -147,7 +147,7 @@ class Router(wiring.Component):
     class_step: R x R class steps (network input port, network output port) of the VC policy
     (`Routing.class_steps()[router]`), None for hop classes (every step 1), or `UP_INPUT` for turn
     classes read from an `up` input (the shared module of a network with turn classes: bit k set
-    when network port k leads to a router of larger id, `classes.up_ports`); vc_class: the class
+    when network port k leads to a router of larger id, `NetworkPlan.up_of`); vc_class: the class
     of each VC (the VC policy's `vc_class_table()`), or None for `class_of_vc`; body_block_bits:
     how many bits of each input buffer's body go to block RAM (`hdl/buffer.py`; needs the switch
     traversal stage, st_stage >= 1; capped at the body's width; the same cycles either way);

@@ -153,8 +153,10 @@ class VCAllocator(wiring.Component):
         if len(classes) == 1:
             return best[o, classes[0]]
         i = iv // self.cfg.V
-        step = Signal(name=f"va_step_{i}_{o}")
-        m.d.comb += step.eq(self.up[i] & self.up[o])
+        if (i, o) not in self.steps:          # one per (input port, output port), for its V VCs
+            self.steps[i, o] = step = Signal(name=f"va_step_{i}_{o}")
+            m.d.comb += step.eq(self.up[i] & self.up[o])
+        step = self.steps[i, o]
         c0, c1 = (self.vcmap.next_class(iv, o, s) for s in (0, 1))
         return tuple(Mux(step, a, b) for a, b in zip(best[o, c1], best[o, c0]))
 
@@ -247,7 +249,6 @@ class VCAllocator(wiring.Component):
                          wh.eq(Cat(*[arb_w[iv] == w for w in range(V)]))]
             o_hot.append(oh)
             w_hot.append(wh)
-        stale = cfg.params.va_stages == 2 or cfg.params.va_choice_stage
         taken = [[None] * V for _ in range(P)]
         grant_of = {}
         for o in range(P):
@@ -261,7 +262,7 @@ class VCAllocator(wiring.Component):
                 m.d.comb += [arb.requests.eq(Cat(*[o_hot[iv][o] & w_hot[iv][w] for iv in cand])),
                              arb.commit_grant.eq(arb.grant)]
                 grant, taken[o][w] = arb.grant, arb.valid
-                if stale:
+                if self.stale:
                     ok = ~self.busy[o][w]
                     grant, taken[o][w] = arb.grant & ok.replicate(len(cand)), arb.valid & ok
                 m.d.comb += arb.commit.eq(taken[o][w])
@@ -299,8 +300,7 @@ class VCAllocator(wiring.Component):
         m.d.comb += [pick.requests.eq(reqs), pick.mask.eq(one_hot_select(asked, [p.mask for p in ptrs]))]
         # registered requests (or a choice from last cycle's state): the VC may have been taken
         # since (the answer discarded, the pointer kept); else it is free by construction
-        stale = cfg.params.va_stages == 2 or cfg.params.va_choice_stage
-        ok = ~(self.busy[o] & asked).any() if stale else Const(1, 1)
+        ok = ~(self.busy[o] & asked).any() if self.stale else Const(1, 1)
         # the requesters after the grant: the mask a commit sets, worked out from the grant (the
         # pick's own next mask maps to more LUTs on the 26-router network's routers)
         nxt = below_or(pick.grant, n, m, f"va_local_{o}_next")
@@ -339,6 +339,10 @@ class VCAllocator(wiring.Component):
         self.take_busy = bool(cfg.params.va_separable)
         self.key_bits = max(1, (cfg.params.depth + (1 << cfg.prio_bits) - 1 + self.take_busy).bit_length())
         self.single = cfg.single_port
+        # requests of last cycle (va_stages = 2) or chosen from last cycle's output state
+        # (va_choice_stage = 1): their output VC may be taken by the time they are arbitrated
+        self.stale = cfg.params.va_stages == 2 or bool(cfg.params.va_choice_stage)
+        self.steps = {}                        # `_hop_best`'s step signals
         best, loaded = self._best_per_class(m)
         key_less = None if self.single or self.vcmap.dynamic else self._key_less(m, best, loaded)
         req = [self._choose(m, i, v, best, key_less) for i in range(P) for v in range(V)]
