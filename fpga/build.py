@@ -311,6 +311,12 @@ def body_bram_bits(cfg: FpgaConfig, net, params, layout) -> int:
     return min(body_block_bits(cfg, net, params), split_layout(layout, front_fields(int(net.endpoints.max())))[1])
 
 
+def ecp5_muxes(cfg: FpgaConfig) -> bool:
+    """Whether the routers' crossbars are built of the ECP5's slice multiplexers (`hdl.ecp5_mux`):
+    on an ECP5 board with wide LUTs (PFUMX and L6MUX21 are the wide LUTs' multiplexers)."""
+    return get_board(cfg.board).family == "ecp5" and cfg.wide_luts
+
+
 def make_inner(cfg: FpgaConfig, net, params, freq_mhz: float, routing):
     """The board-independent traffic top of the design (fpga.tops)."""
     from .tops import NetworkTrafficTop, RouterTrafficTop, RoutingUnitTop
@@ -322,7 +328,7 @@ def make_inner(cfg: FpgaConfig, net, params, freq_mhz: float, routing):
     # iCE40: the UP5K is full with one small router, and 12 MHz leaves slack for the products.
     kw = {"divisor": divisor, "routing_obj": routing, "registered_draws": get_board(cfg.board).family != "ice40",
           "header": cfg.header, "body_block_bits": body_block_bits(cfg, net, params), "flit": cfg.flit,
-          "registered_fronts": cfg.front == "reg"}
+          "registered_fronts": cfg.front == "reg", "ecp5_muxes": ecp5_muxes(cfg)}
     if cfg.design == "network":
         return NetworkTrafficTop(net, cfg.routing, params, **kw)
     return RouterTrafficTop(net, cfg.routing, params, router=cfg.router, **kw)
