@@ -313,8 +313,9 @@ def body_bram_bits(cfg: FpgaConfig, net, params, layout) -> int:
 
 def ecp5_muxes(cfg: FpgaConfig) -> bool:
     """Whether the routers' crossbars are built of the ECP5's slice multiplexers (`hdl.ecp5_mux`):
-    on an ECP5 board with wide LUTs (PFUMX and L6MUX21 are the wide LUTs' multiplexers)."""
-    return get_board(cfg.board).family == "ecp5" and cfg.wide_luts
+    on every ECP5 board. They are cells of their own, so `--no-wide-luts` (no PFUMX or L6MUX21
+    in what ABC maps) keeps them."""
+    return get_board(cfg.board).family == "ecp5"
 
 
 def make_inner(cfg: FpgaConfig, net, params, freq_mhz: float, routing):

@@ -214,6 +214,7 @@ class Router(wiring.Component):
         # the output unit's counters, made here so that a formal harness can read them
         self.credit_counters = credit_counters(ports, params.vcs, params.depth)
         self.held_credit_error = None      # set by elaborate with the three-stage SA (_held_credits)
+        self.traversal = None              # the SwitchTraversal stage, set by elaborate
         # None: the stages are submodules; else a `verilog_out.Parts` that makes each an instance
         # of a module written on its own (`to_verilog(..., flatten=True)`, the stages in parallel)
         self.parts = None
@@ -263,6 +264,7 @@ class Router(wiring.Component):
         vca = self._add(m, "vc_alloc", VCAllocator(shape, self.vcmap))
         swa = self._add(m, "sw_alloc", SwitchAllocator(shape))
         st = self._add(m, "traversal", SwitchTraversal(shape, self._sources() if shape.ecp5_muxes else None))
+        self.traversal = st
         for o in range(self.P):
             wiring.connect(m, st.flit_out[o], wiring.flipped(self.flit_out[o]))
         return inputs, vca, swa, st, outs
