@@ -26,7 +26,7 @@ import time
 from hdl.delay import KEEP_REGISTERS_YOSYS
 from topologies.errors import ParameterError
 
-from .build import FpgaConfig, abc_script, body_block_bits, get_board, pipeline_report, tool_env, validate
+from .build import FpgaConfig, abc_script, body_block_bits, ecp5_muxes, get_board, pipeline_report, tool_env, validate
 
 # (key, what it is, module-name pattern below the router); "core" takes the router module itself
 COMPONENTS = (
@@ -90,7 +90,7 @@ def area(cfg: FpgaConfig, progress: bool = True) -> dict:
 
     plan = NetworkPlan(net, cfg.routing, params, routing_obj=routing, header=cfg.header,
                        body_block_bits=body_block_bits(cfg, net, params), flit=cfg.flit,
-                       registered_fronts=cfg.front == "reg")
+                       registered_fronts=cfg.front == "reg", ecp5_muxes=ecp5_muxes(cfg))
     router = plan.make_router(cfg.router)
     verilog = to_verilog(router, "router")
     wide = "" if cfg.wide_luts else " -nowidelut"

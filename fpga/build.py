@@ -311,6 +311,13 @@ def body_bram_bits(cfg: FpgaConfig, net, params, layout) -> int:
     return min(body_block_bits(cfg, net, params), split_layout(layout, front_fields(int(net.endpoints.max())))[1])
 
 
+def ecp5_muxes(cfg: FpgaConfig) -> bool:
+    """Whether the routers' crossbars are built of the ECP5's slice multiplexers (`hdl.ecp5_mux`):
+    on every ECP5 board. They are cells of their own, so `--no-wide-luts` (no PFUMX or L6MUX21
+    in what ABC maps) keeps them."""
+    return get_board(cfg.board).family == "ecp5"
+
+
 def make_inner(cfg: FpgaConfig, net, params, freq_mhz: float, routing):
     """The board-independent traffic top of the design (fpga.tops)."""
     from .tops import NetworkTrafficTop, RouterTrafficTop, RoutingUnitTop
@@ -322,7 +329,7 @@ def make_inner(cfg: FpgaConfig, net, params, freq_mhz: float, routing):
     # iCE40: the UP5K is full with one small router, and 12 MHz leaves slack for the products.
     kw = {"divisor": divisor, "routing_obj": routing, "registered_draws": get_board(cfg.board).family != "ice40",
           "header": cfg.header, "body_block_bits": body_block_bits(cfg, net, params), "flit": cfg.flit,
-          "registered_fronts": cfg.front == "reg"}
+          "registered_fronts": cfg.front == "reg", "ecp5_muxes": ecp5_muxes(cfg)}
     if cfg.design == "network":
         return NetworkTrafficTop(net, cfg.routing, params, **kw)
     return RouterTrafficTop(net, cfg.routing, params, router=cfg.router, **kw)

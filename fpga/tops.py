@@ -146,7 +146,8 @@ class NetworkTrafficTop(_TrafficTop):
     @quiet_on_error
     def __init__(self, net: Network, routing: str, params: RouterParams, *, divisor: int, seeds=None,
                  routing_obj=None, registered_draws: bool = True, header: str = HEADER.default,
-                 body_block_bits: int = 0, flit: str = FLIT_FORMAT.default, registered_fronts: bool = True):
+                 body_block_bits: int = 0, flit: str = FLIT_FORMAT.default, registered_fronts: bool = True,
+                 ecp5_muxes: bool = False):
         check_divisor(divisor)
         seeds = _check_common(net, params, seeds, net.num_endpoints)
         if net.num_endpoints < 2:
@@ -155,7 +156,7 @@ class NetworkTrafficTop(_TrafficTop):
         # and it no longer crosses the chip in one cycle (net26's critical path at some seeds)
         self.network = NetworkTop(net, routing, params, shared=False, routing_obj=routing_obj, header=header,
                                   body_block_bits=body_block_bits, flit=flit, registered_fronts=registered_fronts,
-                                  registered_drop_sum=True)
+                                  registered_drop_sum=True, ecp5_muxes=ecp5_muxes)
         top = self.network
         self.net, self.params, self.seeds, self.layout = net, params, seeds, top.layout
         E = top.E
@@ -243,7 +244,8 @@ class RouterTrafficTop(_TrafficTop):
     @quiet_on_error
     def __init__(self, net: Network, routing: str, params: RouterParams, *, divisor: int, seeds=None,
                  router: int = FpgaConfig.router, routing_obj=None, registered_draws: bool = True, header: str = HEADER.default,
-                 body_block_bits: int = 0, flit: str = FLIT_FORMAT.default, registered_fronts: bool = True):
+                 body_block_bits: int = 0, flit: str = FLIT_FORMAT.default, registered_fronts: bool = True,
+                 ecp5_muxes: bool = False):
         check_divisor(divisor)
         if not isinstance(router, int) or isinstance(router, bool) or not 0 <= router < net.num_routers:
             raise ValueError(f"router={router!r}: must be a router id in 0..{net.num_routers - 1}")
@@ -253,7 +255,7 @@ class RouterTrafficTop(_TrafficTop):
         # the router as a network builds it: with a minimal unit, without u-turn paths, and its
         # emulated neighbours then send no head whose route here leads back to them
         self.plan = plan(net, routing, params, routing_obj=routing_obj, header=header, body_block_bits=body_block_bits,
-                         flit=flit, registered_fronts=registered_fronts)
+                         flit=flit, registered_fronts=registered_fronts, ecp5_muxes=ecp5_muxes)
         R, p = self.plan.R, self.plan.p
         P = R + p
         seeds = _check_common(net, params, seeds, P)

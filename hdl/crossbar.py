@@ -22,6 +22,7 @@ from amaranth.lib.wiring import In, Out
 from contract.flit import index_bits
 
 from .arbiter import one_hot_select
+from .ecp5_mux import MAX_INPUTS, ecp5_index_select
 
 # flit fields the router reads from the front of every VC (VC allocation, switch allocation and
 # the malformed-flit rule); every other bit only travels through the crossbar
@@ -82,21 +83,38 @@ class Crossbar(wiring.Component):
     front[i]    In   the front fields of the flit input port i sends
     body[i]     In   the body of that flit
     vc[i]       In   the output VC that flit's input VC holds
-    sel[o]      In   the input port output o takes, one-hot (P bits; all 0: an idle output)
-    out_flit[o] Out  the flit of the input port sel[o] names (0 when idle)
+    sel[o]      In   the input port output o takes: one-hot (P bits; all 0: an idle output), or with
+                     `sources` its index in sources[o]
+    out_flit[o] Out  the flit of the input port sel[o] names (one-hot: 0 when idle; by index: some
+                     source's flit when idle, which the output's valid bit leaves unread)
     out_vc[o]   Out  that input port's vc
+
+    sources: None, or per output o the input ports it can take (a router without u-turns never
+    sends a flit back where it came from), at most `ecp5_mux.MAX_INPUTS`: then each output selects
+    by a binary index among those with the ECP5's slice multiplexers (`ecp5_index_select`), four
+    LUT sites per bit at eight sources instead of five for the one-hot AND-OR; the design then
+    builds for the ECP5 only. The index wants a registered select: encoding a one-hot grant
+    costs a logic level.
     """
 
-    def __init__(self, ports: int, vcs: int, layout: data.Layout, front=FRONT_FIELDS):
+    def __init__(self, ports: int, vcs: int, layout: data.Layout, front=FRONT_FIELDS, sources=None):
         self.P, self.V = ports, vcs
         self.layout, self.front_names = layout, tuple(front)
         self.front_layout, self.body_bits = split_layout(layout, self.front_names)
+        if sources is not None:
+            sources = tuple(tuple(int(i) for i in s) for s in sources)
+            if len(sources) != ports or any(not s or not set(s) <= set(range(ports)) for s in sources):
+                raise ValueError(f"sources: must give each of the {ports} outputs a non-empty set of input ports")
+            if max(len(s) for s in sources) > MAX_INPUTS:
+                raise ValueError(f"sources: at most {MAX_INPUTS} per output (the ECP5 slice multiplexers)")
+        self.sources = sources
         wb = index_bits(vcs)
+        sel_shape = ports if sources is None else index_bits(max(len(s) for s in sources))
         super().__init__({
             "front": In(self.front_layout).array(ports),
             "body": In(self.body_bits).array(ports),
             "vc": In(wb).array(ports),
-            "sel": In(ports).array(ports),
+            "sel": In(sel_shape).array(ports),
             "out_flit": Out(layout).array(ports),
             "out_vc": Out(wb).array(ports),
         })
@@ -111,8 +129,13 @@ class Crossbar(wiring.Component):
 
         for o in range(self.P):
             sel = self.sel[o]
-            m.d.comb += [self.out_flit[o].eq(one_hot_select(sel, [f.as_value() for f in flits])),
-                         self.out_vc[o].eq(one_hot_select(sel, list(self.vc)))]
+            if self.sources is None:
+                m.d.comb += [self.out_flit[o].eq(one_hot_select(sel, [f.as_value() for f in flits])),
+                             self.out_vc[o].eq(one_hot_select(sel, list(self.vc)))]
+                continue
+            src = self.sources[o]
+            m.d.comb += [self.out_flit[o].eq(ecp5_index_select(m, sel, [flits[i].as_value() for i in src], f"x{o}")),
+                         self.out_vc[o].eq(ecp5_index_select(m, sel, [self.vc[i] for i in src], f"x{o}_vc"))]
         return m
 
 

@@ -89,13 +89,14 @@ class NetworkPlan:
     built on it; the Verilog writer and the co-simulation need only this (creating the ports of
     the 1,064-router network's 5,320 endpoint streams took 10 s). `uturns`: the routers' (`Router`);
     None builds them without u-turns when the routing is minimal, as the network's own traffic
-    needs; True keeps them for a router fed by other traffic (`fpga.tops.RouterTrafficTop`)."""
+    needs; True keeps them for a router fed by other traffic (`fpga.tops.RouterTrafficTop`).
+    `ecp5_muxes`: the routers' crossbars of ECP5 slice multiplexers (`Router`; FPGA builds)."""
 
     @quiet_on_error
     def __init__(self, net: Network, routing: str = "polarstar", params: RouterParams = RouterParams(),
                  routing_obj=None, shared: bool = True, module_name: str = ROUTER_MODULE, header: str = HEADER.default,
                  body_block_bits: int = 0, flit: str = FLIT_FORMAT.default, registered_fronts: bool = True,
-                 uturns: bool | None = None):
+                 uturns: bool | None = None, ecp5_muxes: bool = False):
         if not isinstance(net, Network):
             raise TypeError(f"net={net!r}: must be a topologies.network.Network")
         if not isinstance(params, RouterParams):
@@ -114,6 +115,7 @@ class NetworkPlan:
         self.body_block_bits = body_block_bits
         self.registered_fronts = registered_fronts
         self.uturns = uturns
+        self.ecp5_muxes = ecp5_muxes
         self.layout = flit_layout(n, self.p, params, carried_fields(routing, header), flit)
         self.C = vc_classes_for(self.routing, params.vcs)
         self.class_steps = self.routing.class_steps()
@@ -175,7 +177,7 @@ class NetworkPlan:
             steps = UP_INPUT if self.routing.vc_policy.name == "turns" else None
         return Router(self.R, self.p, self.params, self.layout, self.unit_for(router_id), self.net.num_routers,
                       self.C, router_id, steps, self.vc_class, body_block_bits=self.body_block_bits,
-                      registered_fronts=self.registered_fronts, uturns=self.uturns)
+                      registered_fronts=self.registered_fronts, uturns=self.uturns, ecp5_muxes=self.ecp5_muxes)
 
     def _up_inputs(self) -> list[int]:
         """Per router the shared module's `up` input (turn classes), from the VC policy's class

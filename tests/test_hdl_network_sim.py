@@ -7,7 +7,9 @@ Verilator; the Verilated shared-module networks are in tests/test_cocotb_network
 import numpy as np
 import pytest
 import tiers
-from amaranth.hdl import ResetInserter, Signal
+from amaranth.hdl import Array, ResetInserter, Signal
+
+import hdl.crossbar
 from amaranth.sim import Simulator
 
 from cosim.endpoints import EjectChecker, Endpoints
@@ -78,6 +80,11 @@ FULL = tiers.full_only("CI budget: one option alone")
     pytest.param("polarstar", 4, 1, "hops", SPEC,
                  {"link_latency": 2, "credit_latency": 2, **SA3, "st_stage": 2, "va_separable": 1, "va_choice_stage": 1,
                   "garbage": 6, "reset_after": 120}, marks=FULL),
+    # the crossbar of an ECP5 build (`ecp5_muxes`: each output's select encoded into an index
+    # among the inputs that can reach it, in front of the last traversal register), its slice
+    # multiplexers simulated by Array indexing (test_hdl_units proves the cells equal to that)
+    ("polarstar", 4, 1, "hops", SPEC, {"link_latency": 2, "credit_latency": 2, **SA3, "st_stage": 2, "va_separable": 1,
+                                       "va_choice_stage": 1, "garbage": 6, "ecp5_muxes": True}),
     # the fronts read from each port's LUTRAM instead of registers (`--front lutram`, the dense
     # network build): the 26-router network's configuration, and the three-stage SA's peek
     ("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0",
@@ -86,9 +93,12 @@ FULL = tiers.full_only("CI budget: one option alone")
     pytest.param("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {"garbage": 12, **SA3, "registered_fronts": False},
                  marks=FULL)])
 @pytest.mark.slow
-def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, extra):
+def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, extra, monkeypatch):
     net = build(spec)
     extra = dict(extra)
+    ecp5_muxes = extra.pop("ecp5_muxes", False)
+    if ecp5_muxes:
+        monkeypatch.setattr(hdl.crossbar, "ecp5_index_select", lambda m, index, values, name: Array(values)[index])
     flit = extra.pop("flit", "wide")
     per_kind = extra.pop("garbage", 0)
     reset_after = extra.pop("reset_after", 0)
@@ -104,7 +114,7 @@ def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, e
     g_drop = model.garbage()["dropped"]
     dropped_before = np.concatenate([[0], np.cumsum(np.bincount(g_drop[g_drop >= 0], minlength=cycles + 1))])
     top = NetworkTop(net, routing, params, routing_obj=model.routing, shared=False, flit=flit,
-                     registered_fronts=registered_fronts, registered_drop_sum=registered_drop_sum)
+                     registered_fronts=registered_fronts, registered_drop_sum=registered_drop_sum, ecp5_muxes=ecp5_muxes)
     lag = top.drop_lag
     assert lag == ((net.num_routers - 1).bit_length() if registered_drop_sum else 0)
     rst = Signal()
@@ -149,6 +159,13 @@ def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, e
     assert drops == [int(dropped_before[max(t - lag, 0)]) for t in range(cycles + 1)]
     assert drops[-1] == model.dropped == eps.garbage_sent == (len(garbage[0]) if garbage else 0)
     assert index_bits(vcs) == top.layout["vc"].width
+    # with ecp5_muxes every crossbar selects by index (the traversal stage and <= 8 inputs hold here)
+    assert top.routers and all((rt.shape.ecp5_muxes, _indexed(rt)) == (ecp5_muxes,) * 2 for rt in top.routers)
+
+
+def _indexed(router) -> bool:
+    """Whether the router's crossbar selects by index among its outputs' sources."""
+    return router.traversal.sources is not None
 
 
 def _garbage(net, per_kind: int, cycles: int):

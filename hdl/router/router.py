@@ -92,6 +92,7 @@ class RouterShape:
     body_block_bits: int
     registered_fronts: bool
     single_port: bool = False        # the unit's masks have at most one bit (RoutingUnit.single_port)
+    ecp5_muxes: bool = False         # the crossbar of ECP5 slice multiplexers (hdl.ecp5_mux)
 
     @property
     def P(self):
@@ -157,13 +158,17 @@ class Router(wiring.Component):
     output VCs out of its input VCs' allocation (`VCMap`), and with them the crossbar's and the
     allocators' paths from port i to port i. None: False when the unit's routes are minimal (a
     network of such routers never turns a head back), else True.
+    ecp5_muxes: build the crossbar of the ECP5's slice multiplexers, selecting by a registered index
+    (`hdl.ecp5_mux`; with a switch traversal stage and at most 8 inputs per output, else ignored):
+    fewer LUTs, and a design that builds for the ECP5 only (the FPGA flow's choice, not the
+    model's: the same cycles either way).
     """
 
     @quiet_on_error
     def __init__(self, ports: int, endpoints: int, params: RouterParams, layout: data.Layout,
                  unit: Callable[[int], RoutingUnit], num_routers: int, vc_classes: int,
                  router_id: int | None = None, class_step=None, vc_class=None, body_block_bits: int = 0,
-                 registered_fronts: bool = True, uturns: bool | None = True):
+                 registered_fronts: bool = True, uturns: bool | None = True, ecp5_muxes: bool = False):
         for name, v in (("ports", ports), ("endpoints", endpoints), ("num_routers", num_routers),
                         ("vc_classes", vc_classes)):
             _pos_int(name, v)
@@ -182,8 +187,9 @@ class Router(wiring.Component):
             raise ValueError(f"body_block_bits={body_block_bits!r}: must be an integer >= 0")
         if body_block_bits and not params.st_stage:
             raise ValueError(f"body_block_bits={body_block_bits}: block RAM reads take a cycle; needs st_stage >= 1")
-        if not isinstance(registered_fronts, bool):
-            raise ValueError(f"registered_fronts={registered_fronts!r}: must be True or False")
+        for name, v in (("registered_fronts", registered_fronts), ("ecp5_muxes", ecp5_muxes)):
+            if not isinstance(v, bool):
+                raise ValueError(f"{name}={v!r}: must be True or False")
         self.unit = unit(ports + endpoints)
         if not isinstance(self.unit, RoutingUnit):
             raise TypeError(f"unit: returned {self.unit!r}, not a RoutingUnit")
@@ -199,7 +205,7 @@ class Router(wiring.Component):
         self.shape = RouterShape(ports, endpoints, params, layout, num_routers, vc_classes, tuple(self.vc_class),
                                  self.unit.prio_bits, self.unit.escapes, self.unit.query_layout,
                                  self.unit.answer_layout, self.body_block_bits, registered_fronts,
-                                 single_port=self.unit.single_port)
+                                 single_port=self.unit.single_port, ecp5_muxes=ecp5_muxes)
         if uturns is not None and not isinstance(uturns, bool):
             raise ValueError(f"uturns={uturns!r}: must be True, False or None")
         self.uturns = (not self.unit.minimal) if uturns is None else uturns
@@ -208,6 +214,7 @@ class Router(wiring.Component):
         # the output unit's counters, made here so that a formal harness can read them
         self.credit_counters = credit_counters(ports, params.vcs, params.depth)
         self.held_credit_error = None      # set by elaborate with the three-stage SA (_held_credits)
+        self.traversal = None              # the SwitchTraversal stage, set by elaborate
         # None: the stages are submodules; else a `verilog_out.Parts` that makes each an instance
         # of a module written on its own (`to_verilog(..., flatten=True)`, the stages in parallel)
         self.parts = None
@@ -256,10 +263,18 @@ class Router(wiring.Component):
             wiring.connect(m, wiring.flipped(self.credit_in[o]), outs.credit_in[o])
         vca = self._add(m, "vc_alloc", VCAllocator(shape, self.vcmap))
         swa = self._add(m, "sw_alloc", SwitchAllocator(shape))
-        st = self._add(m, "traversal", SwitchTraversal(shape))
+        st = self._add(m, "traversal", SwitchTraversal(shape, self._sources() if shape.ecp5_muxes else None))
+        self.traversal = st
         for o in range(self.P):
             wiring.connect(m, st.flit_out[o], wiring.flipped(self.flit_out[o]))
         return inputs, vca, swa, st, outs
+
+    def _sources(self) -> list[list[int]]:
+        """Per output port the input ports whose VCs can hold one of its output VCs: the ones
+        the switch allocator can grant it (all but itself at a network port without u-turns)."""
+        V = self.params.vcs
+        return [sorted({iv // V for w in range(V) for iv, _ in self.vcmap.holders.get((o, w), [])}) or
+                list(range(self.P)) for o in range(self.P)]
 
     def _alloc_state(self, m, vca):
         """Each input VC's allocation: whether it holds an output VC, its VC, and which one (one-hot

@@ -7,19 +7,24 @@ on a network port counts one hop more when the flit carries the hop count.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Module, Mux
+from amaranth.hdl import Cat, Module, Mux
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from contract.flit import HOPS_BITS, index_bits
 
-from ..arbiter import one_hot_select
+from ..arbiter import one_hot_index, one_hot_select
 from ..crossbar import Crossbar, split_layout
+from ..ecp5_mux import MAX_INPUTS
 from ..delay import register as _reg
 
 
 class SwitchTraversal(wiring.Component):
-    """Parameters: `cfg`, the router's `RouterShape`.
+    """Parameters: `cfg`, the router's `RouterShape`; `sources`: per output port the input ports
+    whose VCs can hold its output VCs (`VCMap.holders`), or None. With a traversal stage and
+    `sources` (at most 8 per output), each output's one-hot select is encoded into an index among
+    its sources in front of the last select register, and the crossbar multiplexes by index with
+    the ECP5's slice multiplexers (`Crossbar`, `hdl.ecp5_mux`).
 
     Attributes:
       front[i][v]   In   the front fields of input VC (i, v)'s front flit
@@ -31,9 +36,11 @@ class SwitchTraversal(wiring.Component):
       flit_out[o]   Out  valid + flit, st_stage cycles after the switch allocator's choice
     """
 
-    def __init__(self, cfg):
+    def __init__(self, cfg, sources=None):
         self.cfg = cfg
         P, V = cfg.P, cfg.V
+        usable = sources is not None and cfg.params.st_stage and max(map(len, sources)) <= MAX_INPUTS
+        self.sources = tuple(tuple(s) for s in sources) if usable else None
         self.front_layout, self.body_bits = split_layout(cfg.layout, cfg.front_fields)
         super().__init__({
             "front": In(self.front_layout).array(P, V),
@@ -54,7 +61,7 @@ class SwitchTraversal(wiring.Component):
                 value = _reg(m, value, f"st{k + 1 if k else ''}_{name}", reset_less=data)
             return value
 
-        m.submodules.xbar = xbar = Crossbar(P, V, cfg.layout, cfg.front_fields)
+        m.submodules.xbar = xbar = Crossbar(P, V, cfg.layout, cfg.front_fields, self.sources)
         for i in range(P):
             front = one_hot_select(self.read[i], [self.front[i][v].as_value() for v in range(V)])
             vc = one_hot_select(self.read[i], list(self.vc[i]))
@@ -63,14 +70,25 @@ class SwitchTraversal(wiring.Component):
         for o in range(P):
             fl = xbar.out_flit[o]
             out = self.flit_out[o].payload
-            m.d.comb += [xbar.sel[o].eq(stage(self.out_sel[o], f"sel_{o}", data=False)),
-                         out.eq(fl), out.vc.eq(xbar.out_vc[o]),
+            m.d.comb += [xbar.sel[o].eq(self._select(m, o, stage)), out.eq(fl), out.vc.eq(xbar.out_vc[o]),
                          self.flit_out[o].valid.eq(stage(self.out_valid[o], f"valid_{o}", data=False))]
             if o < cfg.R:
                 hmax = (1 << HOPS_BITS) - 1
                 with m.If(fl.head):
                     m.d.comb += out.hops.eq(Mux(fl.hops == hmax, hmax, fl.hops + 1))
         return m
+
+    def _select(self, m, o, stage):
+        """Output o's select, st_stage cycles late: one-hot, or its index among the output's
+        sources encoded between the last two registers (after the switch allocator's register
+        with one traversal stage and three SA stages)."""
+        st = self.cfg.params.st_stage
+        if self.sources is None:
+            return stage(self.out_sel[o], f"sel_{o}", data=False)
+        src = self.sources[o]
+        early = stage(self.out_sel[o], f"sel_{o}", data=False, cycles=st - 1)
+        index = one_hot_index(m, Cat(*[early[i] for i in src]), len(src))
+        return _reg(m, index, f"st{st if st > 1 else ''}_sel_index_{o}", reset_less=False)
 
 
 __all__ = ["SwitchTraversal"]
