@@ -330,6 +330,7 @@ def _ecp5_cell_models() -> str:
                      for name in ("PFUMX", "L6MUX21"))
 
 
+@tiers.full_only("CI budget: Yosys's SAT proof takes minutes per case")
 @pytest.mark.parametrize("P,V", [(5, 2), (6, 2), (8, 4)])
 def test_ecp5_crossbar_selects_by_index_in_fewer_luts(P, V):
     """The crossbar of ECP5 slice multiplexers (`sources`: every input but the output itself at a
