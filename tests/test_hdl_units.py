@@ -153,7 +153,8 @@ def test_round_robin_arbiter_pointer_rules(n, rule, own):
     run(dut, tb)
 
 
-@pytest.mark.parametrize("n,k", [(5, 3), (72, 4)])
+# 72 requesters (the target's local-port VCs) take a minute of the Python simulator: full tier
+@pytest.mark.parametrize("n,k", [(5, 3), (24, 4), pytest.param(72, 4, marks=tiers.full_only("CI budget: 24 in CI"))])
 def test_round_robin_pointers_take_turns_at_one_pick(n, k):
     """k `RoundRobinPointer`s sharing one `RoundRobinPick` (the VC allocator's local-port VCs):
     in a cycle one pointer's turn, the pick over the requests with its mask, and only that
