@@ -28,9 +28,9 @@ PIPELINED = {"va_stages": 2, "sa_stages": 2, "st_stage": 1}
 SA3 = {**PIPELINED, "sa_stages": 3}     # the switch allocator's grants registered too
 
 
-# CI runs the configurations of the FPGA builds (the 100 MHz target's, the 26-router network's
-# with a reset, the LUTRAM fronts) and malformed flits under the three-stage SA; every other option
-# alone is in the PSTAR_COSIM=full tier (CI budget). Each case is 30-130 s.
+# CI runs the configurations of the FPGA builds (the 100 MHz target's with its ECP5 crossbar, the
+# 26-router network's with LUTRAM fronts, each with garbage and a reset) and the registered drop
+# sum; every other option alone is in the PSTAR_COSIM=full tier (CI budget). Each case is 30-130 s.
 FULL = tiers.full_only("CI budget: one option alone")
 
 
@@ -63,8 +63,10 @@ FULL = tiers.full_only("CI budget: one option alone")
     # pipeline register): afterwards the network must behave as a fresh one, so no register
     # left without a reset (link and pipeline data, generator headers) may be read before it is
     # written
-    ("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0",
-     {"flit": "lean", "packet_id_bits": 8, "link_latency": 2, "credit_latency": 2, **PIPELINED, "reset_after": 150}),
+    # (in CI: with the LUTRAM fronts below)
+    pytest.param("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0",
+                 {"flit": "lean", "packet_id_bits": 8, "link_latency": 2, "credit_latency": 2, **PIPELINED,
+                  "reset_after": 150}, marks=FULL),
     pytest.param("polarstar", 4, 1, "hops", SPEC, {"link_latency": 2, **PIPELINED, "garbage": 6, "reset_after": 120},
                  marks=FULL),
     # the separable pipelined VC allocator (hdl/separable_va.py): alone, behind the two-stage
@@ -72,9 +74,10 @@ FULL = tiers.full_only("CI budget: one option alone")
     # registered VC choice and the three-stage switch allocator too: the 100 MHz target's configuration)
     pytest.param("min", 3, 2, "turns", "polarstar:q=2,supernode=iq,degree=0", {"va_separable": 1, "garbage": 8},
                  marks=FULL),
-    ("polarstar", 4, 1, "hops", SPEC,
-     {"link_latency": 2, "credit_latency": 2, **SA3, "va_separable": 1, "va_choice_stage": 1, "garbage": 6,
-      "reset_after": 120}),
+    # (in CI: with the ECP5 crossbar below)
+    pytest.param("polarstar", 4, 1, "hops", SPEC,
+                 {"link_latency": 2, "credit_latency": 2, **SA3, "va_separable": 1, "va_choice_stage": 1, "garbage": 6,
+                  "reset_after": 120}, marks=FULL),
     # the same with the body read registered twice (st_stage 2: a block RAM's clock-to-output ends
     # at a register)
     pytest.param("polarstar", 4, 1, "hops", SPEC,
@@ -82,14 +85,16 @@ FULL = tiers.full_only("CI budget: one option alone")
                   "garbage": 6, "reset_after": 120}, marks=FULL),
     # the crossbar of an ECP5 build (`ecp5_muxes`: each output's select encoded into an index
     # among the inputs that can reach it, in front of the last traversal register), its slice
-    # multiplexers simulated by Array indexing (test_hdl_units proves the cells equal to that)
+    # multiplexers simulated by Array indexing (test_hdl_units proves the cells equal to that): the
+    # target's whole configuration, with garbage and a reset in the middle
     ("polarstar", 4, 1, "hops", SPEC, {"link_latency": 2, "credit_latency": 2, **SA3, "st_stage": 2, "va_separable": 1,
-                                       "va_choice_stage": 1, "garbage": 6, "ecp5_muxes": True}),
+                                       "va_choice_stage": 1, "garbage": 6, "reset_after": 120, "ecp5_muxes": True}),
     # the fronts read from each port's LUTRAM instead of registers (`--front lutram`, the dense
-    # network build): the 26-router network's configuration, and the three-stage SA's peek
+    # network build): the 26-router network's configuration with garbage and a reset in the
+    # middle; and the three-stage SA's peek
     ("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0",
      {"flit": "lean", "packet_id_bits": 8, "link_latency": 2, "credit_latency": 2, **PIPELINED, "garbage": 6,
-      "registered_fronts": False}),
+      "reset_after": 150, "registered_fronts": False}),
     pytest.param("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {"garbage": 12, **SA3, "registered_fronts": False},
                  marks=FULL)])
 @pytest.mark.slow
