@@ -29,8 +29,8 @@ SA3 = {**PIPELINED, "sa_stages": 3}     # the switch allocator's grants register
 
 
 # CI runs the configurations of the FPGA builds (the 100 MHz target's with its ECP5 crossbar, the
-# 26-router network's with LUTRAM fronts, each with garbage and a reset) and the registered drop
-# sum; every other option alone is in the PSTAR_COSIM=full tier (CI budget). Each case is 30-130 s.
+# 26-router network's with LUTRAM fronts and the registered drop sum, each with garbage and a
+# reset); every other option alone is in the PSTAR_COSIM=full tier (CI budget). Each case is 30-130 s.
 FULL = tiers.full_only("CI budget: one option alone")
 
 
@@ -55,8 +55,10 @@ FULL = tiers.full_only("CI budget: one option alone")
     # malformed flits of every kind: `dropped` (one counter of the routers' per-cycle drops)
     # must step with the model's drops in every cycle
     pytest.param("polarstar", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {"garbage": 12}, marks=FULL),
-    # the same with every level of the drop sum registered (the FPGA tops' network)
-    ("polarstar", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {"garbage": 12, "registered_drop_sum": True}),
+    # the same with every level of the drop sum registered (the FPGA tops' network; in CI: with
+    # the 26-router build's configuration below)
+    pytest.param("polarstar", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0",
+                 {"garbage": 12, "registered_drop_sum": True}, marks=FULL),
     # (with the three-stage SA: also the separable-VA case below, in CI)
     pytest.param("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {"garbage": 12, **SA3}, marks=FULL),
     # a reset in the middle of heavy traffic and garbage (flits in every buffer, link and
@@ -90,11 +92,11 @@ FULL = tiers.full_only("CI budget: one option alone")
     ("polarstar", 4, 1, "hops", SPEC, {"link_latency": 2, "credit_latency": 2, **SA3, "st_stage": 2, "va_separable": 1,
                                        "va_choice_stage": 1, "garbage": 6, "reset_after": 120, "ecp5_muxes": True}),
     # the fronts read from each port's LUTRAM instead of registers (`--front lutram`, the dense
-    # network build): the 26-router network's configuration with garbage and a reset in the
-    # middle; and the three-stage SA's peek
+    # network build): the 26-router network's configuration with garbage, its registered drop sum
+    # and a reset in the middle; and the three-stage SA's peek
     ("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0",
      {"flit": "lean", "packet_id_bits": 8, "link_latency": 2, "credit_latency": 2, **PIPELINED, "garbage": 6,
-      "reset_after": 150, "registered_fronts": False}),
+      "registered_drop_sum": True, "reset_after": 150, "registered_fronts": False}),
     pytest.param("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {"garbage": 12, **SA3, "registered_fronts": False},
                  marks=FULL)])
 @pytest.mark.slow

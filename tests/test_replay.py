@@ -76,6 +76,7 @@ def test_replay_matches_model_with_garbage_and_drain(engine, threads):
         assert rep[f"{side}_cycles_per_cpu_s"] == pytest.approx(cycles / rep[f"{side}_cpu_s"], rel=0.05)
 
 
+@tiers.full_only("CI budget: a fallback clocking; CI replays with the default one")
 def test_replay_with_eval_per_router():
     """The netlist engine's other clocking, eval() per router (where cosim/eval_order.py does not
     recognize Verilator's schedule): the same closed loop, every flit and credit matched."""
