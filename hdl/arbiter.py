@@ -12,7 +12,10 @@ The pointer is held as its mask, the requesters at or after it (`ptr_mask`), not
 pick ANDs the requests with a register instead of a decoded index, and the next mask is a prefix
 OR of the one-hot grant instead of its index plus one (a carry chain). Both ends of the VC
 allocator's loop, the router's longest path on ECP5 (docs/fpga_results_log.md), lose their logic levels. A
-mask of 0 (after a commit at N - 1) picks as pointer 0 does.
+mask of 0 (after a commit at N - 1) picks as pointer 0 does, and the pointer starts there: no
+commit sets bit 0, so with a reset value of 0 that bit is a constant synthesis removes, with the
+term it adds to every pick (the target router: 390 LUT sites fewer flattened than with all ones
+at reset, the other mask of pointer 0).
 """
 from __future__ import annotations
 
@@ -226,7 +229,7 @@ class RoundRobinArbiter(wiring.Component):
             "valid": Out(1),
             "commit": In(1),
             "commit_grant": In(n),
-            "mask": Out(n, init=(1 << n) - 1),
+            "mask": Out(n),
             **({"index": Out(range(n))} if index else {}),
         })
 
@@ -256,12 +259,12 @@ class RoundRobinPointer(wiring.Component):
 
     Attributes: `commit` In, move the pointer: `mask` becomes `next_mask` (In: the requesters
     after the grant, `below_or` of it); `mask` Out, the requesters at or after the pointer (initially
-    all: pointer 0)."""
+    0: pointer 0)."""
 
     def __init__(self, n: int):
         _check_n(n)
         self.n = n
-        super().__init__({"commit": In(1), "next_mask": In(n), "mask": Out(n, init=(1 << n) - 1)})
+        super().__init__({"commit": In(1), "next_mask": In(n), "mask": Out(n)})
 
     def elaborate(self, platform):
         m = Module()
