@@ -98,8 +98,8 @@ def test_census_on_ice40_is_a_one_line_error(capsys):
 
 class ArbiterBesideChain(wiring.Component):
     """An 8-requester round-robin arbiter (as the switch allocator's output stage) between
-    registers, beside an unrelated chain of `chain` dependent XOR-AND steps (none: the arbiter
-    alone, but for one register)."""
+    registers, beside an unrelated chain of `chain` dependent XOR-AND steps (with 1, no step: the
+    arbiter alone beside one register)."""
     req: In(8)
     x: In(40)
     o: Out(9)
@@ -128,8 +128,8 @@ class ArbiterBesideChain(wiring.Component):
 
 @pytest.fixture(scope="module")
 def mapped_by_script(tmp_path_factory):
-    """ArbiterBesideChain synthesized with each of the build's abc9 scripts (fpga.build.abc_script):
-    {script: the netlist's JSON path}."""
+    """ArbiterBesideChain synthesized with each of the build's abc9 scripts (fpga.build.abc_script),
+    and without its chain with the default one: {script (`alone-default`): the netlist's JSON path}."""
     from fpga.build import ABC_SCRIPTS, abc_script
     tmp = tmp_path_factory.mktemp("abc")
     env = tool_env("ecp5")
