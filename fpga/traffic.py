@@ -438,16 +438,21 @@ class TrafficGenerator(wiring.Component):
             m.d.comb += s.eq(queued | (create & at_head))
             copies.append((queued, at_head, s))
         send = copies[0][2]
-        start = send & ~mid
-
-        nz_next = Cat(*[next_flag(self.credit.valid & (self.credit.payload == v), send & vc_oh[v], credit_gt[v], 0)
-                        for v in range(V)])
-        backlog_next = next_flag(create & ~start, start & ~create, backlog_gt, 0)
-        mid_next = Mux(send, ~tail, mid)
-        cur_next = Mux(start, best_oh, cur_oh)
+        inc = [self.credit.valid & (self.credit.payload == v) for v in range(V)]
+        # the registers' next values worked out for either outcome of `send` (which reads them and
+        # `create`), then chosen by it: `send` is then one level before the flip-flops, not
+        # before the credits' flags and the VC choice
+        outcome = []
+        for sent in (False, True):
+            start = ~mid if sent else Const(0, 1)
+            nz_next = Cat(*[next_flag(inc[v], vc_oh[v] if sent else Const(0, 1), credit_gt[v], 0) for v in range(V)])
+            backlog_next = next_flag(create & ~start, start & ~create, backlog_gt, 0)
+            mid_next = ~tail if sent else mid
+            cur_next = vc_oh if sent else cur_oh          # sent: the packet's VC, or best_oh at its start
+            outcome.append((Mux(mid_next, (cur_next & nz_next).any(), backlog_next & nz_next.any()),
+                            ~mid_next & nz_next.any()))
         for queued, at_head, _ in copies:
-            m.d.sync += [queued.eq(Mux(mid_next, (cur_next & nz_next).any(), backlog_next & nz_next.any())),
-                         at_head.eq(~mid_next & nz_next.any())]
+            m.d.sync += [queued.eq(Mux(send, outcome[1][0], outcome[0][0])), at_head.eq(Mux(send, outcome[1][1], outcome[0][1]))]
         m.d.comb += self.flit.valid.eq(copies[1][2])
         return send
 
