@@ -17,9 +17,9 @@ bytes; other bytes are ignored. The block answers only 'R'.
   'X' e          corrupt: flip payload bit 0 of the next flit generator e sends (e >= E ignored)
   'R'            report: send one frame (ignored while a frame is being sent)
 
-Settings change nothing already queued: pattern and shift apply when a packet starts sending
-(the generators read them a cycle after they are set), so change them while paused with the
-network drained. At reset: paused, load 0, pattern 0, shift 0, budget 0, back-pressure 0.
+Settings change nothing already queued: pattern and shift apply when a packet starts sending,
+so change them while paused with the network drained. The generators read every setting a
+cycle after it is set. At reset: paused, load 0, pattern 0, shift 0, budget 0, back-pressure 0.
 
 Report frame, all fields big-endian:
 

@@ -18,7 +18,8 @@ cycle: a packet is created when its low byte (before the step) is < `load`, unle
 A packet decided in enabled cycle t enters the generator's backlog in t + 1, its creation cycle:
 the decision hangs off the status block's `running`, broadcast across the chip to every
 generator, and registering it keeps that net off the path into the send logic (the 14-router
-network's critical path, docs/fpga_results_log.md).
+network's critical path, docs/fpga_results_log.md). The settings a trial reads (load, budget,
+pattern and shift) are registered in every generator: they apply a cycle after they are set.
 The destination LFSR advances 32 steps per packet sent (in hardware 32/L with every flit when
 L divides 32, else 32 with the head: the same state at every head), and each head draws from it:
 
@@ -437,16 +438,21 @@ class TrafficGenerator(wiring.Component):
             m.d.comb += s.eq(queued | (create & at_head))
             copies.append((queued, at_head, s))
         send = copies[0][2]
-        start = send & ~mid
-
-        nz_next = Cat(*[next_flag(self.credit.valid & (self.credit.payload == v), send & vc_oh[v], credit_gt[v], 0)
-                        for v in range(V)])
-        backlog_next = next_flag(create & ~start, start & ~create, backlog_gt, 0)
-        mid_next = Mux(send, ~tail, mid)
-        cur_next = Mux(start, best_oh, cur_oh)
+        inc = [self.credit.valid & (self.credit.payload == v) for v in range(V)]
+        # the registers' next values worked out for either outcome of `send` (which reads them and
+        # `create`), then chosen by it: `send` is then one level before the flip-flops, not
+        # before the credits' flags and the VC choice
+        outcome = []
+        for sent in (False, True):
+            start = ~mid if sent else Const(0, 1)
+            nz_next = Cat(*[next_flag(inc[v], vc_oh[v] if sent else Const(0, 1), credit_gt[v], 0) for v in range(V)])
+            backlog_next = next_flag(create & ~start, start & ~create, backlog_gt, 0)
+            mid_next = ~tail if sent else mid
+            cur_next = vc_oh if sent else cur_oh          # sent: the packet's VC, or best_oh at its start
+            outcome.append((Mux(mid_next, (cur_next & nz_next).any(), backlog_next & nz_next.any()),
+                            ~mid_next & nz_next.any()))
         for queued, at_head, _ in copies:
-            m.d.sync += [queued.eq(Mux(mid_next, (cur_next & nz_next).any(), backlog_next & nz_next.any())),
-                         at_head.eq(~mid_next & nz_next.any())]
+            m.d.sync += [queued.eq(Mux(send, outcome[1][0], outcome[0][0])), at_head.eq(Mux(send, outcome[1][1], outcome[0][1]))]
         m.d.comb += self.flit.valid.eq(copies[1][2])
         return send
 
@@ -503,8 +509,8 @@ class TrafficGenerator(wiring.Component):
         ctl, most = self.ctl, r.most
         with m.If(ctl.running):
             m.d.sync += r.bern.eq(lfsr_logic(r.bern, BERN_STEPS))
-        selfmap = (ctl.pattern == 1) & (ctl.shift == 0) if self.kind == "endpoint" else Const(0)
-        trial = ctl.running & (r.bern[:8] < ctl.load) & ((ctl.budget == 0) | (r.created < ctl.budget)) & ~selfmap
+        load, budget, unlimited, selfmap = self._settings(m)
+        trial = ctl.running & (r.bern[:8] < load) & (unlimited | (r.created < budget)) & ~selfmap
         lost = Signal()
         decide = Signal()
         create = Signal()                    # registered: the `running` broadcast ends here
@@ -519,6 +525,23 @@ class TrafficGenerator(wiring.Component):
         m.d.comb += [lost.eq(trial & full), decide.eq(trial & ~lost), self.create.eq(create), self.lost.eq(lost)]
         m.d.sync += create.eq(decide)
         r.create, r.decide, r.at_most, r.below_most = create, decide, at_most, below_most
+
+    def _settings(self, m):
+        """The settings a trial reads (load, budget, whether the budget is 0 and the pattern maps
+        the endpoint onto itself), registered in every generator (`KEEP`: merged, the copies
+        would be one flip-flop again): read directly, the status block's registers, across the
+        chip, reached the generators' creation logic and counters (net26's longest paths at two
+        seeds). A setting applies a cycle later; settings are made while paused (status.py)."""
+        ctl = self.ctl
+        load = Signal(8, name="set_load", attrs=KEEP)
+        budget = Signal(16, name="set_budget", attrs=KEEP)
+        unlimited = Signal(init=1, name="set_unlimited", attrs=KEEP)
+        m.d.sync += [load.eq(ctl.load), budget.eq(ctl.budget), unlimited.eq(ctl.budget == 0)]
+        if self.kind != "endpoint":
+            return load, budget, unlimited, Const(0)
+        selfmap = Signal(name="set_selfmap", attrs=KEEP)
+        m.d.sync += selfmap.eq((ctl.pattern == 1) & (ctl.shift == 0))
+        return load, budget, unlimited, selfmap
 
     def _vc_choice(self, m, r):
         """The VC with the most credits, ties to the lowest (r.best_oh one-hot, r.best_vc): from

@@ -18,7 +18,8 @@ With `body_width` > 0 each entry has a second part, the body, in a memory of its
 read port: `rd_body` is the front body of VC `rd_vc`, combinationally, or with `body_sync` the
 front body VC `rd_vc` had in the previous cycle (its address registered, read in this cycle: the
 router's switch traversal stage, `st_stage = 1`; the entry cannot be overwritten in between,
-since its credit only goes upstream when it is popped). The router keeps there the
+since its credit only goes upstream when it is popped; the write into the LUTRAM is then
+registered, a cycle late, which no read can see). The router keeps there the
 flit fields only the crossbar reads, so that those are read once per port (at the VC the switch
 allocator chose) instead of once per VC and then multiplexed: the LUTRAM's own read multiplexer
 does the V:1 selection, and synthesis cannot merge it into the crossbar's P:1 (see docs/fpga_results_log.md,
@@ -124,6 +125,19 @@ class VCBuffer(wiring.Component):
             m.d.sync += reg.eq(data)
         return reg
 
+    @staticmethod
+    def _registered_write(m, name: str, addr, data, en):
+        """The LUTRAM body's write a cycle late, from registers: its enable (which reads the VC's
+        count through the full test) then starts at a flip-flop, not at the counters across the
+        port's RAMs (the target router's longest path at two seeds). The same reads: an entry
+        written at the edge ending cycle t is the front from cycle t + 1 at the earliest, its
+        read address is registered in that cycle, and the read is in cycle t + 2, after the late
+        write; a slot written late was free, so no read it could disturb is pending."""
+        regs = (Signal.like(addr, name=f"{name}_w_addr"), Signal(len(data), name=f"{name}_w_data", reset_less=True),
+                Signal(name=f"{name}_w_en"))
+        m.d.sync += [r.eq(v) for r, v in zip(regs, (addr, data, en))]
+        return regs
+
     def elaborate(self, platform):
         m = Module()
         V, B = self.vcs, self.depth
@@ -214,7 +228,10 @@ class VCBuffer(wiring.Component):
                 mem = Memory(shape=hi - lo, depth=V * B, init=[], attrs=attrs)
                 m.submodules[name] = mem
                 bw = mem.write_port()
-                m.d.comb += [bw.addr.eq(waddr), bw.data.eq(self.w_body[lo:hi]), bw.en.eq(self.w_valid & ~full)]
+                write = (waddr, self.w_body[lo:hi], self.w_valid & ~full)
+                if self.body_sync and not attrs:
+                    write = self._registered_write(m, name, *write)
+                m.d.comb += [bw.addr.eq(write[0]), bw.data.eq(write[1]), bw.en.eq(write[2])]
                 if attrs:
                     rp = mem.read_port(domain="sync")          # its address register is the RAM's
                     m.d.comb += rp.addr.eq(addr)

@@ -256,6 +256,17 @@ class Gens(wiring.Component):
         return m
 
 
+async def set_while_paused(ctx, gens, ctl):
+    """The settings of `ctl` for a cycle with `running` 0 (the generators register them, as
+    settings made while paused), then `running` as `ctl` says."""
+    for g in gens:
+        for k, v in ctl.items():
+            ctx.set(getattr(g.ctl, k), 0 if k == "running" else v)
+    await ctx.tick()
+    for g in gens:
+        ctx.set(g.ctl.running, ctl.get("running", 0))
+
+
 def drive_generators(gens, params, cycles, ctl, rng, first_of=None, max_delay=7):
     """Runs generators with credits returned after random delays (1..max_delay cycles); checks
     the endpoint rules (send whenever a packet is queued and a credit is there, head on the VC
@@ -274,9 +285,7 @@ def drive_generators(gens, params, cycles, ctl, rng, first_of=None, max_delay=7)
         seq = [0] * len(gens)
         cur_vc = [0] * len(gens)
         order = [deque() for _ in gens]                # creation cycles waiting for their head
-        for g in gens:
-            for k, v in ctl.items():
-                ctx.set(getattr(g.ctl, k), v)
+        await set_while_paused(ctx, gens, ctl)
         for t in range(cycles):
             back = [next((r for r in returns[i] if r[0] <= t), None) for i in range(len(gens))]
             for i, g in enumerate(gens):
@@ -378,8 +387,7 @@ def test_full_backlog_loses_packets_and_never_wraps(bits):
     got = {}
 
     async def bench(ctx):
-        for k, v in {"running": 1, "load": 255, "pattern": 0, "shift": 0, "budget": 0}.items():
-            ctx.set(getattr(g.ctl, k), v)
+        await set_while_paused(ctx, [g], {"running": 1, "load": 255, "pattern": 0, "shift": 0, "budget": 0})
         creates = heads = lost = sent = 0
         for t in range(cycles + 3):
             if t == cycles:

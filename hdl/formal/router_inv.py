@@ -143,7 +143,7 @@ def buffer_invariants(c, bufs):
                 bp = body_mem.read_port(domain="comb")
                 m.d.comb += [rp.addr.eq(addr), bp.addr.eq(v * B + addr)]
                 ent = data.View(c.entry_layout, rp.data)
-                ents.append((ent, bp.data))
+                ents.append((ent, _body_entry(bsig, v * B + addr, bp.data)))
                 if pmem is not None:
                     pp = pmem.read_port(domain="comb")
                     m.d.comb += pp.addr.eq(addr)
@@ -157,6 +157,24 @@ def buffer_invariants(c, bufs):
             row.append(ents)
         readers.append(row)
     return readers
+
+
+def pending_body_write(bsig):
+    """(enable, address, data) of the body write a buffer still holds in registers
+    (`VCBuffer._registered_write`: the LUTRAM is written a cycle late), or None."""
+    if "body_w_en" not in bsig:
+        return None
+    return tuple(signal(bsig, f"body_w_{k}") for k in ("en", "addr", "data"))
+
+
+def _body_entry(bsig, addr, stored):
+    """The body at `addr` as the buffer holds it: the pending write's, if it is to `addr`, else
+    the memory's (`stored`)."""
+    pend = pending_body_write(bsig)
+    if pend is None:
+        return stored
+    en, waddr, wdata = pend
+    return Mux(en & (waddr == addr), wdata, stored)
 
 
 def open_traversal(c):
@@ -205,6 +223,10 @@ def traversal_invariants(c, bufs, readers):
                 rp = memory(bmod, "body").read_port(domain="comb")
                 m.d.comb += rp.addr.eq(signal(bsig, "rd_addr_r"))
                 body = rp.data
+                pend = pending_body_write(bsig)
+                if pend is not None:       # the entry sent was the front before: written earlier
+                    with m.If(d[0] & pend[0]):
+                        m.d.comb += Assert(pend[1] != signal(bsig, "rd_addr_r"))
             else:
                 body = signal(tsig, f"st_body_{i}")
             with m.If(d[0]):
