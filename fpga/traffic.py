@@ -451,8 +451,9 @@ class TrafficGenerator(wiring.Component):
             cur_next = vc_oh if sent else cur_oh          # sent: the packet's VC, or best_oh at its start
             outcome.append((Mux(mid_next, (cur_next & nz_next).any(), backlog_next & nz_next.any()),
                             ~mid_next & nz_next.any()))
+        (queued_held, at_head_held), (queued_sent, at_head_sent) = outcome
         for queued, at_head, _ in copies:
-            m.d.sync += [queued.eq(Mux(send, outcome[1][0], outcome[0][0])), at_head.eq(Mux(send, outcome[1][1], outcome[0][1]))]
+            m.d.sync += [queued.eq(Mux(send, queued_sent, queued_held)), at_head.eq(Mux(send, at_head_sent, at_head_held))]
         m.d.comb += self.flit.valid.eq(copies[1][2])
         return send
 

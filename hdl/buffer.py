@@ -52,6 +52,7 @@ from amaranth.lib.wiring import In, Out
 
 from .checks import quiet_on_error
 from .counter_flags import above_flags, flags_for
+from .delay import register
 from .gf import index2
 
 
@@ -133,10 +134,8 @@ class VCBuffer(wiring.Component):
         written at the edge ending cycle t is the front from cycle t + 1 at the earliest, its
         read address is registered in that cycle, and the read is in cycle t + 2, after the late
         write; a slot written late was free, so no read it could disturb is pending."""
-        regs = (Signal.like(addr, name=f"{name}_w_addr"), Signal(len(data), name=f"{name}_w_data", reset_less=True),
-                Signal(name=f"{name}_w_en"))
-        m.d.sync += [r.eq(v) for r, v in zip(regs, (addr, data, en))]
-        return regs
+        return (register(m, addr, f"{name}_w_addr"), register(m, data, f"{name}_w_data", reset_less=True),
+                register(m, en, f"{name}_w_en"))
 
     def elaborate(self, platform):
         m = Module()
