@@ -115,7 +115,13 @@ class _TrafficTop(wiring.Component):
                 m.submodules[f"gen{i}"] = g
                 m.d.comb += [g.ctl.eq(st.ctl), g.corrupt.eq(st.corrupt & (st.corrupt_index == i))]
                 sent = g.tail_sent
-                losses.append(g.lost)
+                # a lost packet sets LED 3 a cycle later, from a flip-flop: read directly, `lost`
+                # (from the generator's `create` register) pulled that register from the send
+                # logic by the router towards this block (a generator's `create` to its backlog,
+                # across the die, the target's longest path at seeds 3 and 4)
+                lost_q = Signal(name=f"gen{i}_lost_q")
+                m.d.sync += lost_q.eq(g.lost)
+                losses.append(lost_q)
             m.submodules[f"chk{i}"] = c
             m.d.comb += st.events[i].eq(Cat(err_q, c.tail, sent))
         with m.If(st.ctl.clear):

@@ -343,12 +343,16 @@ class TrafficGenerator(wiring.Component):
         (a list of ints), the entry it indexes. With `registered_draws` the result is held in a
         register that follows the state: equal to the combinational one at all times, but off the
         path into the router (ECP5 Fmax). Without, it is the combinational one (fewer flip-flops:
-        the iCE40 UP5K is full)."""
+        the iCE40 UP5K is full). Registered and without a table, the product is a `*` between two
+        registers, which synthesis maps to a DSP block (ECP5 MULT18X18D); else a sum of shifted
+        copies (`const_mul`): a table behind a DSP's 3.9 ns was a 12.4 ns path on the ECP5."""
         top = (((1 << n) - 1) * scale) >> shift
         width = max(1, (max(table) if table is not None else top).bit_length())
 
         def value(x):
-            product = const_mul(x[lo:lo + n], scale) >> shift
+            bits = x[lo:lo + n]
+            dsp = self.registered_draws and table is None
+            product = (bits * scale if dsp else const_mul(bits, scale)) >> shift
             return product if table is None else Array([Const(t, width) for t in table])[product]
         if not self.registered_draws:
             return value(state_now)
