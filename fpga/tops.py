@@ -34,7 +34,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from hdl.checks import quiet_on_error
-from hdl.delay import delay_line
+from hdl.delay import delay_line, register
 from hdl.network import NetworkTop, plan
 from hdl.router import credit_signature, flit_signature
 from contract.params import FLIT_FORMAT, HEADER, RouterParams
@@ -107,8 +107,7 @@ class _TrafficTop(wiring.Component):
             g, c = self.generators[i], self.checkers[i]
             # the error flag a cycle later, from a flip-flop: the checker's payload compare ends
             # there, not in the counters
-            err_q = Signal(name=f"chk{i}_error_q")
-            m.d.sync += err_q.eq(c.error)
+            err_q = register(m, c.error, f"chk{i}_error_q")
             errors.append(err_q)
             sent = Const(0)
             if g is not None:
@@ -119,9 +118,7 @@ class _TrafficTop(wiring.Component):
                 # (from the generator's `create` register) pulled that register from the send
                 # logic by the router towards this block (a generator's `create` to its backlog,
                 # across the die, the target's longest path at seeds 3 and 4)
-                lost_q = Signal(name=f"gen{i}_lost_q")
-                m.d.sync += lost_q.eq(g.lost)
-                losses.append(lost_q)
+                losses.append(register(m, g.lost, f"gen{i}_lost_q"))
             m.submodules[f"chk{i}"] = c
             m.d.comb += st.events[i].eq(Cat(err_q, c.tail, sent))
         with m.If(st.ctl.clear):

@@ -348,10 +348,10 @@ class TrafficGenerator(wiring.Component):
         copies (`const_mul`): a table behind a DSP's 3.9 ns was a 12.4 ns path on the ECP5."""
         top = (((1 << n) - 1) * scale) >> shift
         width = max(1, (max(table) if table is not None else top).bit_length())
+        dsp = self.registered_draws and table is None
 
         def value(x):
             bits = x[lo:lo + n]
-            dsp = self.registered_draws and table is None
             product = (bits * scale if dsp else const_mul(bits, scale)) >> shift
             return product if table is None else Array([Const(t, width) for t in table])[product]
         if not self.registered_draws:
