@@ -34,6 +34,29 @@ def stored_layout(front_layout, R: int) -> data.StructLayout:
     return data.StructLayout({"flit": front_layout, "port": index_bits(R + 1), "eject": 1, "bad": 1})
 
 
+def buffer_layout(cfg) -> data.StructLayout:
+    """What the input buffers of a router of shape `cfg` store per entry: `stored_layout` (fewer
+    bits, fewer LUTRAMs) when its unit's masks have at most one port and no priorities, else
+    `entry_layout`."""
+    front = split_layout(cfg.layout, cfg.front_fields)[0]
+    if cfg.single_port and not cfg.prio_bits:
+        return stored_layout(front, cfg.R)
+    return entry_layout(front, cfg.R, cfg.prio_bits)
+
+
+def entry_from_buffer(m, cfg, value, name: str):
+    """A buffer entry `value` (`buffer_layout(cfg)`) as an `entry_layout` view (a stored port
+    number decoded to its mask by logic added to `m`)."""
+    stored = buffer_layout(cfg)
+    if "mask" in dict(stored):
+        return data.View(stored, value)
+    st = data.View(stored, value)
+    ent = Signal(entry_layout(stored["flit"].shape, cfg.R, 0), name=name)
+    m.d.comb += [ent.flit.eq(st.flit), ent.eject.eq(st.eject), ent.bad.eq(st.bad),
+                 ent.mask.eq(Cat(*[st.port == k for k in range(cfg.R)]))]
+    return ent
+
+
 class InputUnit(wiring.Component):
     """Parameters: `cfg`, the router's `RouterShape` (ports, VCs, layouts, options).
 
@@ -59,8 +82,7 @@ class InputUnit(wiring.Component):
         V = cfg.V
         self.front_layout, self.body_bits = split_layout(cfg.layout, cfg.front_fields)
         self.entry = entry_layout(self.front_layout, cfg.R, cfg.prio_bits)
-        # a single-port mask is stored as its port's number: fewer bits per entry, fewer LUTRAMs
-        self.stored = stored_layout(self.front_layout, cfg.R) if cfg.single_port and not cfg.prio_bits else None
+        self.stored = buffer_layout(cfg)
         super().__init__({
             "flit_in": In(stream.Signature(cfg.layout, always_ready=True)),
             "credit_out": Out(credit_signature(V)),
@@ -113,8 +135,8 @@ class InputUnit(wiring.Component):
         return low
 
     def _store(self, m, ent):
-        """The entry `ent` as the buffer stores it."""
-        if self.stored is None:
+        """The entry `ent` as the buffer stores it (`buffer_layout`)."""
+        if "mask" in dict(self.stored):
             return ent.as_value()
         R = self.cfg.R
         st = Signal(self.stored, name="arrive_stored")
@@ -123,16 +145,6 @@ class InputUnit(wiring.Component):
                      st.port.eq(Mux(ent.mask.any(), number, R))]
         return st.as_value()
 
-    def _load(self, m, value, v):
-        """A stored entry `value` (VC v's front) as the entry."""
-        if self.stored is None:
-            return value
-        st = data.View(self.stored, value)
-        ent = Signal(self.entry, name=f"front_entry{v}")
-        m.d.comb += [ent.flit.eq(st.flit), ent.eject.eq(st.eject), ent.bad.eq(st.bad),
-                     ent.mask.eq(Cat(*[st.port == k for k in range(self.cfg.R)]))]
-        return ent
-
     def elaborate(self, platform):
         m = Module()
         cfg, prm, V = self.cfg, self.cfg.params, self.cfg.V
@@ -140,8 +152,7 @@ class InputUnit(wiring.Component):
                                shape=cfg.layout)
         fl = data.View(cfg.layout, fl) if not isinstance(fl, data.View) else fl
         ent, body, stored = self._arrival(m, fl)
-        width = (self.stored or self.entry).size
-        m.submodules.buf = buf = VCBuffer(V, prm.depth, width, self.body_bits, body_sync=bool(prm.st_stage),
+        m.submodules.buf = buf = VCBuffer(V, prm.depth, self.stored.size, self.body_bits, body_sync=bool(prm.st_stage),
                                           body_block_bits=cfg.body_block_bits, peek_width=int(prm.sa_stages == 3),
                                           count_flags=prm.sa_stages, registered_front=cfg.registered_fronts)
         m.d.comb += [buf.w_valid.eq(valid), buf.w_data.eq(self._store(m, ent)), buf.w_body.eq(body)]
@@ -150,7 +161,7 @@ class InputUnit(wiring.Component):
         if V > 1:
             m.d.comb += [buf.w_vc.eq(fl.vc), buf.rd_vc.eq(self.read_vc)]
         for v in range(V):
-            m.d.comb += [self.front[v].eq(self._load(m, buf.front[v], v)), self.count_gt[v].eq(buf.count_gt[v])]
+            m.d.comb += [self.front[v].eq(entry_from_buffer(m, self.cfg, buf.front[v], f"front_entry{v}")), self.count_gt[v].eq(buf.count_gt[v])]
             if prm.sa_stages == 3:
                 m.d.comb += self.peek[v].eq(buf.peek[v])
         m.d.comb += [self.body.eq(buf.rd_body), self.overflow.eq(buf.overflow)]
@@ -165,4 +176,4 @@ class InputUnit(wiring.Component):
         return m
 
 
-__all__ = ["InputUnit", "entry_layout", "stored_layout"]
+__all__ = ["InputUnit", "buffer_layout", "entry_from_buffer", "entry_layout", "stored_layout"]
