@@ -250,11 +250,13 @@ def _random_flit(rng, layout, **fixed):
     return flit
 
 
-def _toy_route(q, R, prio_bits):
-    """The test's routing function of a query: (mask, priorities, escape), any function will do."""
+def _toy_route(q, R, prio_bits, single_port=False):
+    """The test's routing function of a query: (mask, priorities, escape), any function will do;
+    with `single_port` (`RoutingUnit.single_port`) a mask has one port or none, as such units'."""
     h = q["dst"] * 5 + q["src"] * 3 + q["hops"] + 7 * q["phase"]
     prio = [(h * (o + 3)) % (1 << prio_bits) for o in range(R)] if prio_bits else []
-    return h % (1 << R), prio, (h >> 2) & 1
+    mask = (1 << h % (R + 1)) % (1 << R) if single_port else h % (1 << R)
+    return mask, prio, (h >> 2) & 1
 
 
 class InputRef:
@@ -351,7 +353,7 @@ def _drive_input_unit(shape, cycles, seed, stimulus):
             arriving_flit = ref.enter(flit)
             # the routing unit: answers the query of the flit at the buffer's input now
             q = {k: ctx.get(getattr(dut.query, k)) for k in ("src", "dst", "hops", "inter", "phase")}
-            answer = _toy_route(q, R, pb)
+            answer = _toy_route(q, R, pb, shape.single_port)
             ctx.set(dut.answer.mask, answer[0])
             if pb:
                 for o in range(R):

@@ -526,8 +526,10 @@ def router5_harness(V: int = 3, B: int = 4, pkt_len: int = 2, router_cls=None, q
     if c.prm.sa_stages > 1 or packets or liveness or c.prm.va_separable:
         bufs = open_buffers(c)
         c.count = [[buf.count[v] for v in range(V)] for buf, _, _ in bufs]
-        c.entry_layout = _entry_layout(c)
-        c.front = [[data.View(c.entry_layout, buf.front[v]) for v in range(V)] for buf, _, _ in bufs]
+        from ..router.input_unit import buffer_layout, entry_from_buffer
+        c.entry_layout = buffer_layout(c.dut.shape)           # what the buffers hold
+        c.front = [[entry_from_buffer(c.m, c.dut.shape, buf.front[v], f"front_entry_{i}_{v}") for v in range(V)]
+                   for i, (buf, _, _) in enumerate(bufs)]
         readers = buffer_invariants(c, bufs)
         link_invariants(c, wellformed=wellformed)
         fronts = packet_invariants(c, readers, wellformed=wellformed)
@@ -554,12 +556,6 @@ def router5_harness(V: int = 3, B: int = 4, pkt_len: int = 2, router_cls=None, q
                 _va_fairness(c)
             _va_eject_fairness(c)
     return m, c.free
-
-
-def _entry_layout(c):
-    from ..crossbar import split_layout
-    from ..router.input_unit import entry_layout
-    return entry_layout(split_layout(c.layout, c.front_fields)[0], c.R, c.dut.shape.prio_bits)
 
 
 __all__ = ["CHECKS", "liveness_bound", "router5_harness"]

@@ -28,6 +28,35 @@ def entry_layout(front_layout, R: int, prio_bits: int) -> data.StructLayout:
     return data.StructLayout(fields)
 
 
+def stored_layout(front_layout, R: int) -> data.StructLayout:
+    """An entry as the buffer stores it when the unit's mask has at most one bit
+    (`RoutingUnit.single_port`, no priorities): the port's number, R for none."""
+    return data.StructLayout({"flit": front_layout, "port": index_bits(R + 1), "eject": 1, "bad": 1})
+
+
+def buffer_layout(cfg) -> data.StructLayout:
+    """What the input buffers of a router of shape `cfg` store per entry: `stored_layout` (fewer
+    bits, fewer LUTRAMs) when its unit's masks have at most one port and no priorities, else
+    `entry_layout`."""
+    front = split_layout(cfg.layout, cfg.front_fields)[0]
+    if cfg.single_port and not cfg.prio_bits:
+        return stored_layout(front, cfg.R)
+    return entry_layout(front, cfg.R, cfg.prio_bits)
+
+
+def entry_from_buffer(m, cfg, value, name: str):
+    """A buffer entry `value` (`buffer_layout(cfg)`) as an `entry_layout` view (a stored port
+    number decoded to its mask by logic added to `m`)."""
+    stored = buffer_layout(cfg)
+    if "mask" in dict(stored):
+        return data.View(stored, value)
+    st = data.View(stored, value)
+    ent = Signal(entry_layout(stored["flit"].shape, cfg.R, 0), name=name)
+    m.d.comb += [ent.flit.eq(st.flit), ent.eject.eq(st.eject), ent.bad.eq(st.bad),
+                 ent.mask.eq(Cat(*[st.port == k for k in range(cfg.R)]))]
+    return ent
+
+
 class InputUnit(wiring.Component):
     """Parameters: `cfg`, the router's `RouterShape` (ports, VCs, layouts, options).
 
@@ -53,6 +82,7 @@ class InputUnit(wiring.Component):
         V = cfg.V
         self.front_layout, self.body_bits = split_layout(cfg.layout, cfg.front_fields)
         self.entry = entry_layout(self.front_layout, cfg.R, cfg.prio_bits)
+        self.stored = buffer_layout(cfg)
         super().__init__({
             "flit_in": In(stream.Signature(cfg.layout, always_ready=True)),
             "credit_out": Out(credit_signature(V)),
@@ -104,6 +134,17 @@ class InputUnit(wiring.Component):
         m.d.comb += [low.eq(lowest_set_bit(mal, V)), self.drop.eq(~sent & mal.any())]
         return low
 
+    def _store(self, m, ent):
+        """The entry `ent` as the buffer stores it (`buffer_layout`)."""
+        if "mask" in dict(self.stored):
+            return ent.as_value()
+        R = self.cfg.R
+        st = Signal(self.stored, name="arrive_stored")
+        number = Cat(*[Cat(*[ent.mask[k] for k in range(R) if k >> b & 1]).any() for b in range(len(st.port))])
+        m.d.comb += [st.flit.eq(ent.flit), st.eject.eq(ent.eject), st.bad.eq(ent.bad),
+                     st.port.eq(Mux(ent.mask.any(), number, R))]
+        return st.as_value()
+
     def elaborate(self, platform):
         m = Module()
         cfg, prm, V = self.cfg, self.cfg.params, self.cfg.V
@@ -111,16 +152,16 @@ class InputUnit(wiring.Component):
                                shape=cfg.layout)
         fl = data.View(cfg.layout, fl) if not isinstance(fl, data.View) else fl
         ent, body, stored = self._arrival(m, fl)
-        m.submodules.buf = buf = VCBuffer(V, prm.depth, self.entry.size, self.body_bits, body_sync=bool(prm.st_stage),
+        m.submodules.buf = buf = VCBuffer(V, prm.depth, self.stored.size, self.body_bits, body_sync=bool(prm.st_stage),
                                           body_block_bits=cfg.body_block_bits, peek_width=int(prm.sa_stages == 3),
                                           count_flags=prm.sa_stages, registered_front=cfg.registered_fronts)
-        m.d.comb += [buf.w_valid.eq(valid), buf.w_data.eq(ent.as_value()), buf.w_body.eq(body)]
+        m.d.comb += [buf.w_valid.eq(valid), buf.w_data.eq(self._store(m, ent)), buf.w_body.eq(body)]
         if prm.sa_stages == 3:
             m.d.comb += buf.w_peek.eq(stored.tail)
         if V > 1:
             m.d.comb += [buf.w_vc.eq(fl.vc), buf.rd_vc.eq(self.read_vc)]
         for v in range(V):
-            m.d.comb += [self.front[v].eq(buf.front[v]), self.count_gt[v].eq(buf.count_gt[v])]
+            m.d.comb += [self.front[v].eq(entry_from_buffer(m, self.cfg, buf.front[v], f"front_entry{v}")), self.count_gt[v].eq(buf.count_gt[v])]
             if prm.sa_stages == 3:
                 m.d.comb += self.peek[v].eq(buf.peek[v])
         m.d.comb += [self.body.eq(buf.rd_body), self.overflow.eq(buf.overflow)]
@@ -135,4 +176,4 @@ class InputUnit(wiring.Component):
         return m
 
 
-__all__ = ["InputUnit", "entry_layout"]
+__all__ = ["InputUnit", "buffer_layout", "entry_from_buffer", "entry_layout", "stored_layout"]
