@@ -34,21 +34,36 @@ def stored_layout(front_layout, R: int) -> data.StructLayout:
     return data.StructLayout({"flit": front_layout, "port": index_bits(R + 1), "eject": 1, "bad": 1})
 
 
+def stores_port(cfg) -> bool:
+    """Whether the input buffers of a router of shape `cfg` store a route as its port's number
+    (`stored_layout`: fewer bits, fewer LUTRAMs): its unit's masks have at most one port
+    (`RoutingUnit.single_port`) and no priorities."""
+    return cfg.single_port and not cfg.prio_bits
+
+
 def buffer_layout(cfg) -> data.StructLayout:
-    """What the input buffers of a router of shape `cfg` store per entry: `stored_layout` (fewer
-    bits, fewer LUTRAMs) when its unit's masks have at most one port and no priorities, else
-    `entry_layout`."""
+    """What the input buffers of a router of shape `cfg` store per entry: `stored_layout` when
+    `stores_port(cfg)`, else `entry_layout`."""
     front = split_layout(cfg.layout, cfg.front_fields)[0]
-    if cfg.single_port and not cfg.prio_bits:
-        return stored_layout(front, cfg.R)
-    return entry_layout(front, cfg.R, cfg.prio_bits)
+    return stored_layout(front, cfg.R) if stores_port(cfg) else entry_layout(front, cfg.R, cfg.prio_bits)
+
+
+def entry_to_buffer(m, cfg, ent, name: str):
+    """The entry `ent` (an `entry_layout` view) as the buffers store it (`buffer_layout(cfg)`):
+    with `stores_port(cfg)` its mask encoded to the port's number by logic added to `m`."""
+    if not stores_port(cfg):
+        return ent.as_value()
+    st = Signal(buffer_layout(cfg), name=name)
+    m.d.comb += [st.flit.eq(ent.flit), st.eject.eq(ent.eject), st.bad.eq(ent.bad),
+                 st.port.eq(Mux(ent.mask.any(), one_hot_index(m, ent.mask, cfg.R), cfg.R))]
+    return st.as_value()
 
 
 def entry_from_buffer(m, cfg, value, name: str):
-    """A buffer entry `value` (`buffer_layout(cfg)`) as an `entry_layout` view (a stored port
-    number decoded to its mask by logic added to `m`)."""
+    """A buffer entry `value` (`buffer_layout(cfg)`) as an `entry_layout` view: with
+    `stores_port(cfg)` the port's number decoded to its mask by logic added to `m`."""
     stored = buffer_layout(cfg)
-    if "mask" in dict(stored):
+    if not stores_port(cfg):
         return data.View(stored, value)
     st = data.View(stored, value)
     ent = Signal(entry_layout(stored["flit"].shape, cfg.R, 0), name=name)
@@ -134,17 +149,6 @@ class InputUnit(wiring.Component):
         m.d.comb += [low.eq(lowest_set_bit(mal, V)), self.drop.eq(~sent & mal.any())]
         return low
 
-    def _store(self, m, ent):
-        """The entry `ent` as the buffer stores it (`buffer_layout`)."""
-        if "mask" in dict(self.stored):
-            return ent.as_value()
-        R = self.cfg.R
-        st = Signal(self.stored, name="arrive_stored")
-        number = Cat(*[Cat(*[ent.mask[k] for k in range(R) if k >> b & 1]).any() for b in range(len(st.port))])
-        m.d.comb += [st.flit.eq(ent.flit), st.eject.eq(ent.eject), st.bad.eq(ent.bad),
-                     st.port.eq(Mux(ent.mask.any(), number, R))]
-        return st.as_value()
-
     def elaborate(self, platform):
         m = Module()
         cfg, prm, V = self.cfg, self.cfg.params, self.cfg.V
@@ -155,13 +159,14 @@ class InputUnit(wiring.Component):
         m.submodules.buf = buf = VCBuffer(V, prm.depth, self.stored.size, self.body_bits, body_sync=bool(prm.st_stage),
                                           body_block_bits=cfg.body_block_bits, peek_width=int(prm.sa_stages == 3),
                                           count_flags=prm.sa_stages, registered_front=cfg.registered_fronts)
-        m.d.comb += [buf.w_valid.eq(valid), buf.w_data.eq(self._store(m, ent)), buf.w_body.eq(body)]
+        m.d.comb += [buf.w_valid.eq(valid), buf.w_data.eq(entry_to_buffer(m, cfg, ent, "arrive_stored")), buf.w_body.eq(body)]
         if prm.sa_stages == 3:
             m.d.comb += buf.w_peek.eq(stored.tail)
         if V > 1:
             m.d.comb += [buf.w_vc.eq(fl.vc), buf.rd_vc.eq(self.read_vc)]
         for v in range(V):
-            m.d.comb += [self.front[v].eq(entry_from_buffer(m, self.cfg, buf.front[v], f"front_entry{v}")), self.count_gt[v].eq(buf.count_gt[v])]
+            m.d.comb += [self.front[v].eq(entry_from_buffer(m, cfg, buf.front[v], f"front_entry{v}")),
+                         self.count_gt[v].eq(buf.count_gt[v])]
             if prm.sa_stages == 3:
                 m.d.comb += self.peek[v].eq(buf.peek[v])
         m.d.comb += [self.body.eq(buf.rd_body), self.overflow.eq(buf.overflow)]
@@ -176,4 +181,5 @@ class InputUnit(wiring.Component):
         return m
 
 
-__all__ = ["InputUnit", "buffer_layout", "entry_from_buffer", "entry_layout", "stored_layout"]
+__all__ = ["InputUnit", "buffer_layout", "entry_from_buffer", "entry_layout", "entry_to_buffer", "stored_layout",
+           "stores_port"]
