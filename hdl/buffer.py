@@ -206,39 +206,46 @@ class VCBuffer(wiring.Component):
                 wp = mem.write_port()
                 m.d.comb += [wp.addr.eq(waddr), wp.data.eq(data), wp.en.eq(self.w_valid & ~full)]
         if self.body_width:
-            rvc = self.rd_vc if V > 1 else Const(0, 1)
-            head_sel = Signal(range(B))
-            for v in range(V):
-                with m.If(rvc == v):
-                    m.d.comb += head_sel.eq(head[v])
-            addr = Signal(range(V * B), name="rd_addr")
-            m.d.comb += addr.eq(index2(rvc, head_sel, B))
-            addr_r = addr
-            if self.body_sync:
-                # the address is registered, the read itself is in the next cycle: the LUTRAM
-                # read is then off the path that chooses the address (the switch allocator)
-                addr_r = Signal(range(V * B), name="rd_addr_r")
-                m.d.sync += addr_r.eq(addr)
-            k = self.body_block_bits
-            parts = [(BLOCK_MEMORY, 0, k, {"ram_style": "block", "no_rw_check": 1}), ("body", k, self.body_width, None)]
-            for name, lo, hi, attrs in parts:
-                if hi == lo:
-                    continue
-                mem = Memory(shape=hi - lo, depth=V * B, init=[], attrs=attrs)
-                m.submodules[name] = mem
-                bw = mem.write_port()
-                write = (waddr, self.w_body[lo:hi], self.w_valid & ~full)
-                if self.body_sync and not attrs:
-                    write = self._registered_write(m, name, *write)
-                m.d.comb += [bw.addr.eq(write[0]), bw.data.eq(write[1]), bw.en.eq(write[2])]
-                if attrs:
-                    rp = mem.read_port(domain="sync")          # its address register is the RAM's
-                    m.d.comb += rp.addr.eq(addr)
-                else:
-                    rp = mem.read_port(domain="comb")
-                    m.d.comb += rp.addr.eq(addr_r)
-                m.d.comb += self.rd_body[lo:hi].eq(rp.data)
+            self._body(m, head, waddr, full)
         return m
+
+    def _body(self, m, head, waddr, full):
+        """The body memories (`body_width` bits per entry, the first `body_block_bits` of them in
+        block RAM): written at the FIFO's write address `waddr` unless the VC is `full`, read at
+        the head of VC `rd_vc` into `rd_body` (a registered address with `body_sync`)."""
+        V, B = self.vcs, self.depth
+        rvc = self.rd_vc if V > 1 else Const(0, 1)
+        head_sel = Signal(range(B))
+        for v in range(V):
+            with m.If(rvc == v):
+                m.d.comb += head_sel.eq(head[v])
+        addr = Signal(range(V * B), name="rd_addr")
+        m.d.comb += addr.eq(index2(rvc, head_sel, B))
+        addr_r = addr
+        if self.body_sync:
+            # the address is registered, the read itself is in the next cycle: the LUTRAM
+            # read is then off the path that chooses the address (the switch allocator)
+            addr_r = Signal(range(V * B), name="rd_addr_r")
+            m.d.sync += addr_r.eq(addr)
+        k = self.body_block_bits
+        parts = [(BLOCK_MEMORY, 0, k, {"ram_style": "block", "no_rw_check": 1}), ("body", k, self.body_width, None)]
+        for name, lo, hi, attrs in parts:
+            if hi == lo:
+                continue
+            mem = Memory(shape=hi - lo, depth=V * B, init=[], attrs=attrs)
+            m.submodules[name] = mem
+            bw = mem.write_port()
+            write = (waddr, self.w_body[lo:hi], self.w_valid & ~full)
+            if self.body_sync and not attrs:
+                write = self._registered_write(m, name, *write)
+            m.d.comb += [bw.addr.eq(write[0]), bw.data.eq(write[1]), bw.en.eq(write[2])]
+            if attrs:
+                rp = mem.read_port(domain="sync")          # its address register is the RAM's
+                m.d.comb += rp.addr.eq(addr)
+            else:
+                rp = mem.read_port(domain="comb")
+                m.d.comb += rp.addr.eq(addr_r)
+            m.d.comb += self.rd_body[lo:hi].eq(rp.data)
 
 
 __all__ = ["VCBuffer", "BLOCK_MEMORY", "BLOCK_RAM_YOSYS"]
