@@ -26,8 +26,9 @@ TARGET_LINE = ("--board ulx3s-85f --design router polarstar:q=3,supernode=iq,deg
                "--flit-width 64 --va-stages 2 --sa-stages 3 --st-stage 2 --flit lean --body-bram auto --placer static "
                "--va-separable 1 --va-choice-stage 1 --link-latency 3 --credit-latency 3 "
                "--pnr-router router1 --tmg-ripup --seed 2").split()
-# the options the 26-router network was first measured with (48.79 MHz, 93.3 % of the 85F, RTL ade6fbb),
-# with the registered links it has had since e1c98f6 and its best seed (docs/fpga.md, "Current figures")
+# the 26-router network's options: those it was first measured with (48.79 MHz, 93.3 % of the 85F, RTL
+# ade6fbb), with the registered links it has had since e1c98f6, the arithmetic unit since a3f47db and its
+# best seed (docs/fpga.md, "Current figures")
 NET26_LINE = ("--board ulx3s-85f --design network polarstar:q=3,supernode=iq,degree=0 --routing polarstar --vcs 2 "
               "--vc-policy turns --depth 4 --va-stages 2 --sa-stages 2 --st-stage 1 --packet-id-bits 8 --flit lean "
               "--no-wide-luts --body-bram off --front lutram --pnr-router router2 --placer static "
