@@ -27,11 +27,12 @@ TARGET_LINE = ("--board ulx3s-85f --design router polarstar:q=3,supernode=iq,deg
                "--va-separable 1 --va-choice-stage 1 --link-latency 3 --credit-latency 3 "
                "--pnr-router router1 --tmg-ripup --seed 2").split()
 # the 26-router network's options: those it was first measured with (48.79 MHz, 93.3 % of the 85F, RTL
-# ade6fbb), with the registered links it has had since e1c98f6, the arithmetic unit since a3f47db and its
+# ade6fbb), with the registered links it has had since e1c98f6, the arithmetic unit since a3f47db, block-RAM
+# bodies behind a second switch-traversal register and router1 since its build at dbcc3ee, and its
 # best seed (docs/fpga.md, "Current figures")
 NET26_LINE = ("--board ulx3s-85f --design network polarstar:q=3,supernode=iq,degree=0 --routing polarstar --vcs 2 "
-              "--vc-policy turns --depth 4 --va-stages 2 --sa-stages 2 --st-stage 1 --packet-id-bits 8 --flit lean "
-              "--no-wide-luts --body-bram off --front lutram --pnr-router router2 --placer static "
+              "--vc-policy turns --depth 4 --va-stages 2 --sa-stages 2 --st-stage 2 --packet-id-bits 8 --flit lean "
+              "--no-wide-luts --body-bram auto --front lutram --pnr-router router1 --placer static "
               "--link-latency 2 --credit-latency 2 --seed 2").split()
 
 
