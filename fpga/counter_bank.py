@@ -34,6 +34,17 @@ from amaranth.lib.wiring import In, Out
 from hdl.checks import quiet_on_error
 
 
+def _plus_bit(value, bit):
+    """value + bit (one bit) as a ripple of XORs and ANDs: LUTs that take the restart's
+    multiplexer too, where an adder is a carry chain with the multiplexer in LUTs after it (the
+    pending counts are most of the bank)."""
+    out, carry = [], bit
+    for k in range(len(value)):
+        out.append(value[k] ^ carry)
+        carry = carry & value[k]
+    return Cat(*out)
+
+
 class CounterBank(wiring.Component):
     """Parameters:
       n       sources (at least 2)
@@ -78,7 +89,7 @@ class CounterBank(wiring.Component):
                 with m.Elif(here):
                     m.d.sync += p.eq(ev)
                 with m.Else():
-                    m.d.sync += p.eq(p + ev)
+                    m.d.sync += p.eq(_plus_bit(p, ev))
             rows.append(Cat(*row))
         with m.If(self.clear):
             m.d.sync += Cat(*taken).eq(0)

@@ -387,11 +387,14 @@ class TrafficGenerator(wiring.Component):
             # setting applies a cycle later (settings are made while paused, status.py). The
             # pattern's copies are equal in every generator: unless kept, synthesis merged them
             # into one flip-flop whose net reached every router (net26's longest path at a seed)
-            shifted = Signal(gb + 1, name="draw_shifted")
+            # (e + shift) mod E for shift < E: shift + e below E - e, else shift - (E - e); the
+            # compare is with a constant (LUTs only) and one adder takes either offset (two carry
+            # chains and a compare fewer than adding, comparing and subtracting E)
             by_shift = Signal(gb, init=e, name="draw_g_shift")
             use_shift = Signal(name="draw_use_shift", attrs=KEEP)      # one per generator
-            m.d.comb += shifted.eq(e + self.ctl.shift)
-            m.d.sync += [by_shift.eq(Mux(shifted >= E, shifted - E, shifted)), use_shift.eq(self.ctl.pattern)]
+            wraps = self.ctl.shift >= E - e
+            offset = Mux(wraps, Const((e - E) % (1 << gb), gb), Const(e, gb))
+            m.d.sync += [by_shift.eq((self.ctl.shift[:gb] + offset)[:gb]), use_shift.eq(self.ctl.pattern)]
             m.d.comb += g.eq(Mux(use_shift, by_shift, d + (d >= e)))
             pr = np.asarray(self.ep_router, dtype=np.int64)
             pl = np.asarray(self.ep_local, dtype=np.int64)
@@ -603,10 +606,9 @@ class TrafficGenerator(wiring.Component):
         with m.If(r.advance):
             m.d.sync += [r.dest.eq(r.dest_next), r.dest_next.eq(lfsr_logic(r.dest_next, r.steps))]
         start = send & head
-        with m.If(create & ~start):
-            m.d.sync += r.backlog.eq(r.backlog + 1)
-        with m.Elif(start & ~create):
-            m.d.sync += r.backlog.eq(r.backlog - 1)
+        # one adder for both steps (+1, or -1 as all ones), not an incrementer and a decrementer
+        with m.If(create ^ start):
+            m.d.sync += r.backlog.eq(r.backlog + Mux(start, Const(-1, len(r.backlog)), 1))
         above_flags(m, r.backlog, create & ~start, start & ~create, r.backlog_gt)
         with m.If(create & ~start):
             m.d.sync += [r.at_most.eq(r.below_most), r.below_most.eq(r.backlog == most - 2 if most >= 2 else 0)]
@@ -620,10 +622,8 @@ class TrafficGenerator(wiring.Component):
         for v in range(self.params.vcs):
             dec = send & r.vc_oh[v]
             inc = self.credit.valid & (self.credit.payload == v)
-            with m.If(dec & ~inc):
-                m.d.sync += r.credits[v].eq(r.credits[v] - 1)
-            with m.Elif(inc & ~dec):
-                m.d.sync += r.credits[v].eq(r.credits[v] + 1)
+            with m.If(dec ^ inc):
+                m.d.sync += r.credits[v].eq(r.credits[v] + Mux(dec, Const(-1, len(r.credits[v])), 1))
             above_flags(m, r.credits[v], inc, dec, r.credit_gt[v])
         _sat_inc(m, r.created, r.decide, self.ctl.clear)
         # a registered pulse: it is counted by the status block's counters, across the chip

@@ -31,9 +31,9 @@ TARGET_LINE = ("--board ulx3s-85f --design router polarstar:q=3,supernode=iq,deg
 # bodies behind a second switch-traversal register and router1 since its build at dbcc3ee, and its
 # best seed (docs/fpga.md, "Current figures")
 NET26_LINE = ("--board ulx3s-85f --design network polarstar:q=3,supernode=iq,degree=0 --routing polarstar --vcs 2 "
-              "--vc-policy turns --depth 4 --va-stages 2 --sa-stages 2 --st-stage 2 --packet-id-bits 8 --flit lean "
-              "--no-wide-luts --body-bram auto --front lutram --pnr-router router1 --placer static "
-              "--link-latency 2 --credit-latency 2 --seed 2").split()
+              "--vc-policy turns --depth 4 --va-stages 1 --va-separable 1 --sa-stages 2 --st-stage 2 "
+              "--packet-id-bits 8 --flit lean --no-wide-luts --body-bram auto --front lutram --pnr-router router1 "
+              "--placer static --link-latency 2 --credit-latency 2 --seed 2").split()
 
 
 cli = run_cli

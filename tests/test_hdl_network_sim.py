@@ -98,7 +98,15 @@ FULL = tiers.full_only("CI budget: one option alone")
      {"flit": "lean", "packet_id_bits": 8, "link_latency": 2, "credit_latency": 2, **PIPELINED, "garbage": 6,
       "registered_drop_sum": True, "reset_after": 150, "registered_fronts": False}),
     pytest.param("min", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0", {"garbage": 12, **SA3, "registered_fronts": False},
-                 marks=FULL)])
+                 marks=FULL),
+    # the 26-router network's configuration (fpga/presets.toml net26): the separable VC allocator
+    # without its request register, the two-stage SA, the body read registered twice, the fronts
+    # read from LUTRAM, the ECP5 crossbar, with garbage, its registered drop sum and a reset in the
+    # middle
+    pytest.param("polarstar", 2, 1, "turns", "polarstar:q=2,supernode=iq,degree=0",
+                 {"flit": "lean", "packet_id_bits": 8, "link_latency": 2, "credit_latency": 2, "va_stages": 1,
+                  "va_separable": 1, "sa_stages": 2, "st_stage": 2, "garbage": 6, "registered_drop_sum": True,
+                  "reset_after": 150, "ecp5_muxes": True, "registered_fronts": False}, marks=FULL)])
 @pytest.mark.slow
 def test_amaranth_network_lockstep(routing, vcs, alloc_iters, vc_policy, spec, extra, monkeypatch):
     net = build(spec)
