@@ -28,17 +28,15 @@ CELLS = ("LUT4", "CCU2C", "PFUMX", "L6MUX21", "TRELLIS_DPR16X4", "TRELLIS_FF", "
 
 def part_cells(component, name: str, wide_luts: bool) -> dict:
     """Cell counts of one component synthesized alone and flat for the ECP5."""
+    from fpga.area import stat_script
     from fpga.build import tool_env
-    from hdl.delay import KEEP_REGISTERS_YOSYS
     from hdl.verilog_out import to_verilog
 
     env = tool_env("ecp5")
-    wide = "" if wide_luts else " -nowidelut"
     with tempfile.TemporaryDirectory(prefix="harness-area-") as d:
         work = pathlib.Path(d)
         (work / "part.v").write_text(to_verilog(component, name))
-        (work / "part.ys").write_text(f"read_verilog part.v\nproc\n{KEEP_REGISTERS_YOSYS}\n"
-                                      f"synth_ecp5{wide} -top {name}\ntee -q -o stat.json stat -json\n")
+        (work / "part.ys").write_text(stat_script("part.v", name, "stat.json", wide_luts=wide_luts))
         subprocess.run([env["YOSYS"], "-q", "-s", "part.ys"], cwd=work, env=env, check=True,
                        stdout=subprocess.DEVNULL)
         return json.loads((work / "stat.json").read_text())["design"]["num_cells_by_type"]
