@@ -45,8 +45,7 @@ COMPONENTS = (
 CELLS = ("LUT4", "CCU2C", "PFUMX", "L6MUX21", "TRELLIS_DPR16X4", "DP16KD", "TRELLIS_FF")
 
 
-def stat_script(source: str, top: str, stat_json: str, flatten: bool = True, wide_luts: bool = False,
-                abc: str = "") -> str:
+def stat_script(source: str, top: str, stat_json: str, flatten: bool, wide_luts: bool, abc: str) -> str:
     """The Yosys script that synthesizes Verilog file `source` for the ECP5 as a build does
     (register copies kept, `abc`: an `abc_script`) and writes its cell counts to `stat_json`."""
     flags = ("" if flatten else " -noflatten") + ("" if wide_luts else " -nowidelut")
