@@ -4,7 +4,7 @@ A network build (`pstar fpga build --design network`) is its routers plus, per e
 generator and a checker, and one status block (UART commands, the counter bank, the report).
 `pstar fpga area` breaks the router down; this breaks the harness down. Each part of a preset's
 top (generator and checker of endpoint `--endpoint`, the status block) is written to Verilog
-alone and synthesized flat as the build does (its kept registers, `synth_ecp5`, wide LUTs as the
+alone and synthesized flat as the build does (its kept registers, its abc9 script, wide LUTs as the
 preset says), and its cells are printed with LUT sites (`fpga.area.lut_sites`) and the part's
 total over the top (E generators and checkers, one status block).
 
@@ -26,19 +26,17 @@ sys.path.insert(0, str(ROOT))
 CELLS = ("LUT4", "CCU2C", "PFUMX", "L6MUX21", "TRELLIS_DPR16X4", "TRELLIS_FF", "MULT18X18D")
 
 
-def part_cells(component, name: str, wide_luts: bool) -> dict:
+def part_cells(component, name: str, wide_luts: bool, abc: str) -> dict:
     """Cell counts of one component synthesized alone and flat for the ECP5."""
-    from fpga.build import tool_env
-    from hdl.delay import KEEP_REGISTERS_YOSYS
+    from fpga.area import stat_script
+    from fpga.build import abc_script, tool_env
     from hdl.verilog_out import to_verilog
 
     env = tool_env("ecp5")
-    wide = "" if wide_luts else " -nowidelut"
     with tempfile.TemporaryDirectory(prefix="harness-area-") as d:
         work = pathlib.Path(d)
         (work / "part.v").write_text(to_verilog(component, name))
-        (work / "part.ys").write_text(f"read_verilog part.v\nproc\n{KEEP_REGISTERS_YOSYS}\n"
-                                      f"synth_ecp5{wide} -top {name}\ntee -q -o stat.json stat -json\n")
+        (work / "part.ys").write_text(stat_script("part.v", name, "stat.json", True, wide_luts, abc_script(abc)))
         subprocess.run([env["YOSYS"], "-q", "-s", "part.ys"], cwd=work, env=env, check=True,
                        stdout=subprocess.DEVNULL)
         return json.loads((work / "stat.json").read_text())["design"]["num_cells_by_type"]
@@ -68,7 +66,7 @@ def main() -> None:
           f"{'' if cfg.wide_luts else ' -nowidelut'}")
     print(f"{'part':<10} {'LUT sites':>9} {'x count':>8} {'total':>7}  " + " ".join(f"{c:>8}" for c in CELLS))
     for name, comp, count in parts:
-        cells = part_cells(comp, name, cfg.wide_luts)
+        cells = part_cells(comp, name, cfg.wide_luts, cfg.abc)
         sites = lut_sites(cells)
         print(f"{name:<10} {sites:>9} {count:>8} {sites * count:>7}  "
               + " ".join(f"{cells.get(c, 0):>8}" for c in CELLS))

@@ -45,6 +45,14 @@ COMPONENTS = (
 CELLS = ("LUT4", "CCU2C", "PFUMX", "L6MUX21", "TRELLIS_DPR16X4", "DP16KD", "TRELLIS_FF")
 
 
+def stat_script(source: str, top: str, stat_json: str, flatten: bool, wide_luts: bool, abc: str) -> str:
+    """The Yosys script that synthesizes Verilog file `source` for the ECP5 as a build does
+    (register copies kept, `abc`: an `abc_script`) and writes its cell counts to `stat_json`."""
+    flags = ("" if flatten else " -noflatten") + ("" if wide_luts else " -nowidelut")
+    return (f"read_verilog {source}\nproc\n{KEEP_REGISTERS_YOSYS}{abc}\n"
+            f"synth_ecp5{flags} -top {top}\ntee -q -o {stat_json} stat -json\n")
+
+
 def lut_sites(cells: dict) -> int:
     return cells.get("LUT4", 0) + 2 * cells.get("CCU2C", 0)
 
@@ -100,12 +108,12 @@ def area(cfg: FpgaConfig, progress: bool = True) -> dict:
         tmp = pathlib.Path(tmp)
         (tmp / "router.v").write_text(verilog)
         runs = {}
-        for kind, flat in (("kept", " -noflatten"), ("flat", "")):
+        for kind in ("kept", "flat"):
             # as the build synthesizes (fpga.build): register copies kept, wide LUTs or not, and
             # flattened, its abc9 script (`depth` on the kept hierarchy ran for over 13 minutes)
             abc = abc_script(cfg.abc) if kind == "flat" else ""
-            (tmp / f"{kind}.ys").write_text(f"read_verilog router.v\nproc\n{KEEP_REGISTERS_YOSYS}{abc}\n"
-                                            f"synth_ecp5{flat}{wide} -top router\ntee -q -o {kind}.json stat -json\n")
+            (tmp / f"{kind}.ys").write_text(stat_script("router.v", "router", f"{kind}.json", kind == "flat",
+                                                        cfg.wide_luts, abc))
             runs[kind] = subprocess.Popen([env["YOSYS"], "-q", "-l", f"{kind}.log", "-s", f"{kind}.ys"], cwd=tmp, env=env,
                                           stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
         stats = {}
@@ -151,4 +159,4 @@ def table(rep: dict) -> str:
     return "\n".join(rows)
 
 
-__all__ = ["COMPONENTS", "area", "breakdown", "component_of", "table"]
+__all__ = ["COMPONENTS", "area", "breakdown", "component_of", "stat_script", "table"]

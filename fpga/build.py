@@ -37,6 +37,7 @@ from contract.params import PARAMS, SPECS, RouterParams
 from topologies.errors import ParameterError
 
 from .boards import BOARDS, BoardTop, ecp5_pll_params, get_board
+from .carry_outs import drop_unread_carry_outs
 from .report import diagnose, read_report
 
 DESIGNS = ("router", "network", "unit")
@@ -419,14 +420,21 @@ def source_commit(root: pathlib.Path | None = None) -> str | None:
     return head + ("-dirty" if changed else "")
 
 
-def _synthesize(out_dir: pathlib.Path, env: dict, log_path: pathlib.Path, prog) -> None:
-    """The build script's Yosys step alone (top.ys -> top.json), its output in the build log."""
+# per FPGA family: what place and route writes, and the bitstream packed from it
+PNR_OUTPUTS = {"ecp5": ("top.config", "top.bit"), "ice40": ("top.asc", "top.bin")}
+
+
+def _synthesize(out_dir: pathlib.Path, env: dict, log_path: pathlib.Path, prog, family: str) -> None:
+    """The build script's Yosys step alone (top.ys -> top.json), its output in the build log;
+    then, for the ECP5, the netlist's unread carry outputs unconnected (fpga/carry_outs.py)."""
     with open(log_path, "w") as log:
         prog.set("synthesizing (Yosys)")
         proc = subprocess.run([env["YOSYS"], "-q", "-l", "top.rpt", "top.ys"], cwd=out_dir, env=env, stdout=log,
                               stderr=subprocess.STDOUT)
-    if proc.returncode != 0 or not (out_dir / "top.json").exists():
-        raise ParameterError(f"{diagnose(out_dir, 'top')} (log: {log_path})")
+        if proc.returncode != 0 or not (out_dir / "top.json").exists():
+            raise ParameterError(f"{diagnose(out_dir, 'top')} (log: {log_path})")
+        if family == "ecp5":
+            log.write(f"carry outputs read by nothing, unconnected: {drop_unread_carry_outs(out_dir / 'top.json')}\n")
 
 
 def _census_of(out_dir: pathlib.Path, env: dict, log_path: pathlib.Path, prog, count: int, t_start: float,
@@ -434,7 +442,7 @@ def _census_of(out_dir: pathlib.Path, env: dict, log_path: pathlib.Path, prog, c
     """Synthesis alone (the build script's Yosys line), then the timing census of its netlist."""
     from .logic_depth import census
     try:
-        _synthesize(out_dir, env, log_path, prog)
+        _synthesize(out_dir, env, log_path, prog, "ecp5")
     finally:
         prog.close()
     groups = census(str(out_dir / "top.json"))
@@ -539,12 +547,11 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
                           script_after_read=f"{BLOCK_RAM_YOSYS}\n{KEEP_REGISTERS_YOSYS}" + abc_script(cfg.abc))
     plan.extract(str(out_dir))
     t_elab = time.monotonic() - t_start
-    packed = "top.config" if board.family == "ecp5" else "top.asc"
-    bitstream = "top.bit" if board.family == "ecp5" else "top.bin"
+    bitstream = PNR_OUTPUTS[board.family][1]
     if census:
         return _census_of(out_dir, env, log_path, prog, census, t_start, commit)
     if seeds is None:
-        pnr_dir, extra = _run_script(out_dir, env, log_path, prog, packed, bitstream), {"seed": cfg.seed}
+        pnr_dir, extra = _run_script(out_dir, env, log_path, prog, board.family), {"seed": cfg.seed}
     else:
         pnr_dir, extra = _run_seeds(out_dir, env, log_path, prog, board.family, top.freq_mhz, seeds)
     figures = read_report(pnr_dir, "top", board.family, top.freq_mhz)
@@ -564,15 +571,22 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
     }
 
 
-def _run_script(out_dir, env, log_path, prog, packed, bitstream) -> pathlib.Path:
-    """The build script, start to end; returns the folder of its place and route."""
-    from .seeds import overflowing, stop_group
-    with open(log_path, "w") as log:
+def _run_script(out_dir, env, log_path, prog, family: str) -> pathlib.Path:
+    """Synthesis (`_synthesize`), then the build script's place and route and pack lines;
+    returns the folder of its place and route."""
+    from .seeds import overflowing, script_lines, stop_group
+    packed, bitstream = PNR_OUTPUTS[family]
+    try:
+        _synthesize(out_dir, env, log_path, prog, family)
+    except ParameterError:
+        prog.close()
+        raise
+    lines = script_lines(out_dir)
+    with open(log_path, "a") as log:
         # its own process group: a design that does not fit stops nextpnr, not only the shell
-        proc = subprocess.Popen(["sh", "build_top.sh"], cwd=out_dir, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True)
-        stages = [("top.json", "synthesizing (Yosys)"), (packed, "placing and routing (nextpnr)"),
-                  (bitstream, "packing the bitstream")]
+        proc = subprocess.Popen(["sh", "-c", f"set -e\n{lines['pnr']}\n{lines['pack']}"], cwd=out_dir, env=env,
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        stages = [(packed, "placing and routing (nextpnr)"), (bitstream, "packing the bitstream")]
         try:
             ticks = 0
             while proc.poll() is None:
@@ -596,7 +610,7 @@ def _run_seeds(out_dir, env, log_path, prog, family, clock_mhz, seeds) -> tuple:
     seed's folder, its report fields: the best seed, every seed's row and their summary)."""
     from .seeds import place_and_route, summary
     try:
-        _synthesize(out_dir, env, log_path, prog)
+        _synthesize(out_dir, env, log_path, prog, family)
     except ParameterError:
         prog.close()
         raise

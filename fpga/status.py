@@ -9,7 +9,8 @@ bytes; other bytes are ignored. The block answers only 'R'.
   'T' b          pattern: 0 uniform over the other endpoints, 1 shift (dst = (e + shift) mod E);
                  other values are ignored
   'H' b          shift (reduced mod E by the block; 0 makes every endpoint idle under 'T' 1)
-  'N' hi lo      budget: at most hi·256+lo packets per generator since the last 'C' (0 = no limit)
+  'N' hi lo      budget: at most hi·256+lo packets per generator from now on, or from the next 'C'
+                 (0 = no limit)
   'B' b          back-pressure: RouterTrafficTop's network sinks hold a credit back with
                  probability b/256 per cycle (ignored by NetworkTrafficTop)
   'C'            clear: packets sent / received, errors, overflow, budget use and the enabled-
@@ -19,7 +20,8 @@ bytes; other bytes are ignored. The block answers only 'R'.
 
 Settings change nothing already queued: pattern and shift apply when a packet starts sending,
 so change them while paused with the network drained. The generators read every setting a
-cycle after it is set. At reset: paused, load 0, pattern 0, shift 0, budget 0, back-pressure 0.
+cycle after it is set (whether the budget is 0 and whether the pattern maps every endpoint onto
+itself, two cycles after). At reset: paused, load 0, pattern 0, shift 0, budget 0, back-pressure 0.
 
 Report frame, all fields big-endian:
 
@@ -44,7 +46,7 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .counter_bank import CounterBank
-from .traffic import control_layout
+from .traffic import CONTROL_INIT, control_layout, derived_controls
 
 MAGIC = (0xA5, 0x5A)
 COMMANDS = {"start": b"S", "pause": b"P", "load": b"L", "pattern": b"T", "shift": b"H", "budget": b"N",
@@ -60,8 +62,9 @@ class StatusBlock(wiring.Component):
     events[i] In  entry i's counted events in this cycle: bit 0 a flit in error, bit 1 a packet
                   received, bit 2 a packet sent (a tail); counted in `counters` (CounterBank)
     dropped  In   the routers' drop count, reported as it is
-    ctl     Out  control_layout(E) for every generator (running, load, pattern, shift, budget,
-                 clear strobe)
+    ctl     Out  control_layout(E) for every generator (running, load, pattern, shift, budget;
+                 strobes: clear on 'C', restart of the budget's count on 'C' and 'N'; and
+                 `derived_controls`, a cycle after the settings)
     stall   Out  back-pressure probability (/256)
     corrupt Out  strobe; corrupt_index Out: the generator it is for
     cycles  Out  enabled cycles since the last clear (32 bits, saturating)
@@ -78,7 +81,7 @@ class StatusBlock(wiring.Component):
         super().__init__({
             "rx": In(stream.Signature(8)), "tx": Out(stream.Signature(8)),
             "events": In(3).array(E), "dropped": In(32),
-            "ctl": Out(control_layout(E)), "stall": Out(8), "corrupt": Out(1), "corrupt_index": Out(16),
+            "ctl": Out(control_layout(E), init=CONTROL_INIT), "stall": Out(8), "corrupt": Out(1), "corrupt_index": Out(16),
             "cycles": Out(32), "reporting": Out(1)})
 
     def elaborate(self, platform):
@@ -94,7 +97,7 @@ class StatusBlock(wiring.Component):
         m.d.comb += self.rx.ready.eq(1)
         # 'R' starts the report a cycle after its byte: from a register, not from the byte's
         # decoding, which reached the counter bank's record register across the chip
-        m.d.sync += [ctl.clear.eq(0), self.corrupt.eq(0), start_report.eq(0)]
+        m.d.sync += [ctl.clear.eq(0), ctl.restart.eq(0), self.corrupt.eq(0), start_report.eq(0)]
         b = self.rx.payload
         with m.If(self.rx.valid):
             with m.If(need == 0):
@@ -104,7 +107,7 @@ class StatusBlock(wiring.Component):
                     with m.Case(ord("P")):
                         m.d.sync += ctl.running.eq(0)
                     with m.Case(ord("C")):
-                        m.d.sync += ctl.clear.eq(1)
+                        m.d.sync += [ctl.clear.eq(1), ctl.restart.eq(1)]
                     with m.Case(ord("R")):
                         m.d.sync += start_report.eq(1)
                     for c, k in ARG_BYTES.items():
@@ -122,12 +125,14 @@ class StatusBlock(wiring.Component):
                         with m.Case(ord("H")):
                             m.d.sync += [ctl.shift.eq(b), shift_busy.eq(1)]
                         with m.Case(ord("N")):
-                            m.d.sync += ctl.budget.eq(Cat(b, hi))
+                            m.d.sync += [ctl.budget.eq(Cat(b, hi)), ctl.restart.eq(1)]
                         with m.Case(ord("B")):
                             m.d.sync += self.stall.eq(b)
                         with m.Case(ord("X")):
                             with m.If(b < E):
                                 m.d.sync += [self.corrupt.eq(1), self.corrupt_index.eq(b)]
+        # worked out here once for every generator, from the settings of the cycle before
+        m.d.sync += [getattr(ctl, k).eq(v) for k, v in derived_controls(ctl.pattern, ctl.shift, ctl.budget).items()]
         with m.If(shift_busy):                          # shift mod E, one subtraction per cycle
             with m.If(ctl.shift >= E):
                 m.d.sync += ctl.shift.eq(ctl.shift - E)

@@ -14,7 +14,7 @@ the whole payload, so a flit of another packet, out of order, or with a flipped 
 Random numbers. 32-bit Galois LFSRs (x^32+x^22+x^2+x+1, `lfsr_next`); each generator has two,
 seeded from its 32-bit seed (`seed_pair`). The Bernoulli LFSR advances 8 steps every enabled
 cycle: a packet is created when its low byte (before the step) is < `load`, unless the budget
-(packets created since the last clear) is used up or the pattern maps the endpoint onto itself.
+(packets created since the last 'C' or 'N') is used up or the pattern maps the endpoint onto itself.
 A packet decided in enabled cycle t enters the generator's backlog in t + 1, its creation cycle:
 the decision hangs off the status block's `running`, broadcast across the chip to every
 generator, and registering it keeps that net off the path into the send logic (the 14-router
@@ -62,7 +62,7 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from hdl.arbiter import one_hot_index
-from hdl.counter_flags import above_flags, flags_for, next_flag
+from hdl.counter_flags import above, above_flags, flags_for, next_flag
 from hdl.delay import KEEP
 from hdl.gf import const_mul, div_const
 from hdl.router import credit_signature, flit_signature
@@ -167,8 +167,8 @@ class GeneratorModel:
     [(source endpoint, destination endpoint, cycle)] sorted by cycle then source: the creation
     cycle, one after the enabled cycle that decided the packet (the module docstring), counted
     from the first enabled cycle of this call plus `start`. A packet decided in the last enabled
-    cycle is created in the cycle after it. `clear()` is the 'C' command (the
-    budget counts packets created since the last clear).
+    cycle is created in the cycle after it. `clear()` is the 'C' or 'N' command (the
+    budget counts packets created since the last of them).
     """
 
     def __init__(self, E: int, seeds=None, endpoints=None):
@@ -278,18 +278,22 @@ class PayloadWord(wiring.Component):
         return m
 
 
-def _sat_inc(m, counter, cond, clear):
-    full = (1 << len(counter)) - 1
-    with m.If(clear):
-        m.d.sync += counter.eq(0)
-    with m.Elif(cond & (counter != full)):
-        m.d.sync += counter.eq(counter + 1)
-
-
 def control_layout(E: int) -> data.StructLayout:
-    """What the status block tells every generator."""
+    """What the status block tells every generator: the settings, the strobes, and the settings'
+    `derived_controls`."""
     return data.StructLayout({"running": 1, "load": 8, "pattern": 1, "shift": max(8, index_bits(E)),
-                              "budget": 16, "clear": 1})
+                              "budget": 16, "clear": 1, "restart": 1, "unlimited": 1, "selfmap": 1})
+
+
+def derived_controls(pattern, shift, budget) -> dict:
+    """What every generator's trial reads of the settings, worked out once in the status block
+    (a register each) instead of in every generator: the budget is 0 (no limit), the pattern
+    maps every endpoint onto itself (shift by 0). Of ints or of Amaranth values."""
+    return {"unlimited": budget == 0, "selfmap": (pattern == 1) & (shift == 0)}
+
+
+# the controls at reset: paused, every setting 0 (status.py), and what follows from that
+CONTROL_INIT = {k: int(v) for k, v in derived_controls(0, 0, 0).items()}
 
 
 class TrafficGenerator(wiring.Component):
@@ -334,7 +338,7 @@ class TrafficGenerator(wiring.Component):
         if kind == "neighbour" and not (self.dsts and all(0 <= d < num_routers for d in self.dsts)):
             raise ValueError(f"dsts={dsts!r}: must be a non-empty list of router ids in 0..{num_routers - 1}")
         super().__init__({"flit": Out(flit_signature(layout)), "credit": In(credit_signature(params.vcs)),
-                          "ctl": In(control_layout(E)), "corrupt": In(1), "tail_sent": Out(1),
+                          "ctl": In(control_layout(E), init=CONTROL_INIT), "corrupt": In(1), "tail_sent": Out(1),
                           "lost": Out(1), "create": Out(1)})
 
     def _scaled(self, m, name, state, state_now, state_next, lo, n, scale, shift, advance, table=None):
@@ -392,10 +396,10 @@ class TrafficGenerator(wiring.Component):
             # chains and a compare fewer than adding, comparing and subtracting E)
             by_shift = Signal(gb, init=e, name="draw_g_shift")
             use_shift = Signal(name="draw_use_shift", attrs=KEEP)      # one per generator
-            wraps = self.ctl.shift >= E - e
+            wraps = above(self.ctl.shift, E - e - 1)          # shift >= E - e
             offset = Mux(wraps, Const((e - E) % (1 << gb), gb), Const(e, gb))
             m.d.sync += [by_shift.eq((self.ctl.shift[:gb] + offset)[:gb]), use_shift.eq(self.ctl.pattern)]
-            m.d.comb += g.eq(Mux(use_shift, by_shift, d + (d >= e)))
+            m.d.comb += g.eq(Mux(use_shift, by_shift, d + above(d, e - 1)))
             pr = np.asarray(self.ep_router, dtype=np.int64)
             pl = np.asarray(self.ep_local, dtype=np.int64)
             per = np.bincount(pr)
@@ -411,13 +415,13 @@ class TrafficGenerator(wiring.Component):
         n, p = self.n, self.p
         if self.dsts == every_router_but(self.neighbour, n):        # an adder, not a table
             d = scaled("draw_d", 0, 12, n - 1, 12)
-            m.d.comb += dst.eq(d + (d >= self.neighbour))
+            m.d.comb += dst.eq(d + above(d, self.neighbour - 1))
         else:
             m.d.comb += dst.eq(scaled("draw_dst", 0, 12, len(self.dsts), 12, table=self.dsts))
         s_ = scaled("draw_s", 12, 12, n - 1, 12)
         inter = scaled("draw_inter", 0, 12, n, 12, x=True)
         x_bits = scaled("draw_x", 12, 2, 1, 0, x=True)
-        m.d.comb += [src.eq(s_ + (s_ >= self.router)),
+        m.d.comb += [src.eq(s_ + above(s_, self.router - 1)),
                      dst_ep.eq(scaled("draw_dst_ep", 24, 4, p, 4)), src_ep.eq(scaled("draw_src_ep", 28, 4, p, 4))]
         hops = Signal(HOPS_BITS, name="draw_hops")
         phase = Signal(name="draw_phase")
@@ -518,7 +522,11 @@ class TrafficGenerator(wiring.Component):
         with m.If(ctl.running):
             m.d.sync += r.bern.eq(lfsr_logic(r.bern, BERN_STEPS))
         load, budget, unlimited, selfmap = self._settings(m)
-        trial = ctl.running & (r.bern[:8] < load) & (unlimited | (r.created < budget)) & ~selfmap
+        # the budget is used up when the count since its restart equals it: the count stops there
+        # (no trial passes), so equal is "not below", and an equality is LUTs only (a magnitude
+        # compare took two carry chains and their feed-ins and feed-outs on the ECP5)
+        spent = ~unlimited & (r.created == budget)
+        trial = ctl.running & (r.bern[:8] < load) & ~spent & ~selfmap
         lost = Signal()
         decide = Signal()
         create = Signal()                    # registered: the `running` broadcast ends here
@@ -535,20 +543,21 @@ class TrafficGenerator(wiring.Component):
         r.create, r.decide, r.at_most, r.below_most = create, decide, at_most, below_most
 
     def _settings(self, m):
-        """The settings a trial reads (load, budget, whether the budget is 0 and the pattern maps
-        the endpoint onto itself), registered in every generator (`KEEP`: merged, the copies
-        would be one flip-flop again): read directly, the status block's registers, across the
-        chip, reached the generators' creation logic and counters (net26's longest paths at two
-        seeds). A setting applies a cycle later; settings are made while paused (status.py)."""
+        """The settings a trial reads (load, budget, and `derived_controls`: whether the budget
+        is 0 and the pattern maps the endpoint onto itself), registered in every generator
+        (`KEEP`: merged, the copies would be one flip-flop again): read directly, the status
+        block's registers, across the chip, reached the generators' creation logic and counters
+        (net26's longest paths at two seeds). A setting applies a cycle later; settings are made
+        while paused (status.py)."""
         ctl = self.ctl
         load = Signal(8, name="set_load", attrs=KEEP)
         budget = Signal(16, name="set_budget", attrs=KEEP)
         unlimited = Signal(init=1, name="set_unlimited", attrs=KEEP)
-        m.d.sync += [load.eq(ctl.load), budget.eq(ctl.budget), unlimited.eq(ctl.budget == 0)]
+        m.d.sync += [load.eq(ctl.load), budget.eq(ctl.budget), unlimited.eq(ctl.unlimited)]
         if self.kind != "endpoint":
             return load, budget, unlimited, Const(0)
         selfmap = Signal(name="set_selfmap", attrs=KEEP)
-        m.d.sync += selfmap.eq((ctl.pattern == 1) & (ctl.shift == 0))
+        m.d.sync += selfmap.eq(ctl.selfmap)
         return load, budget, unlimited, selfmap
 
     def _vc_choice(self, m, r):
@@ -625,7 +634,12 @@ class TrafficGenerator(wiring.Component):
             with m.If(dec ^ inc):
                 m.d.sync += r.credits[v].eq(r.credits[v] + Mux(dec, Const(-1, len(r.credits[v])), 1))
             above_flags(m, r.credits[v], inc, dec, r.credit_gt[v])
-        _sat_inc(m, r.created, r.decide, self.ctl.clear)
+        # packets created since the budget's count restarted ('C' or 'N'); while the budget is 0
+        # (no limit) it wraps, unread, and a budget set restarts it
+        with m.If(self.ctl.restart):
+            m.d.sync += r.created.eq(0)
+        with m.Elif(r.decide):
+            m.d.sync += r.created.eq(r.created + 1)
         # a registered pulse: it is counted by the status block's counters, across the chip
         m.d.sync += self.tail_sent.eq(send & tail)
 

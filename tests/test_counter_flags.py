@@ -6,7 +6,7 @@ import pytest
 from amaranth.hdl import Module, Signal
 from amaranth.sim import Simulator
 
-from hdl.counter_flags import above_flags, flags_for, next_flag
+from hdl.counter_flags import above, above_flags, flags_for, next_flag
 
 
 @pytest.mark.parametrize("k,top,init", [(2, 3, 0), (3, 8, 0), (2, 5, 4), (4, 4, 2)])
@@ -55,3 +55,29 @@ def test_last_flag_needs_the_bit_beyond():
     with pytest.raises(ValueError, match="beyond"):
         next_flag(Signal(), Signal(), flags, 1)
     next_flag(Signal(), Signal(), flags, 1, beyond=Signal())
+
+
+@pytest.mark.parametrize("width", [3, 5, 7])
+def test_above_is_the_compare(width):
+    """`above(x, k)` equals x > k for every x and every k from below 0 to past the largest x
+    (over four bits the AND / OR chain, up to four the compare)."""
+    x = Signal(width)
+    ks = list(range(-1, (1 << width) + 1))
+    m = Module()
+    outs = []
+    for k in ks:
+        o = Signal(name=f"gt{k + 1}")
+        m.d.comb += o.eq(above(x, k))
+        outs.append(o)
+    wrong = []
+
+    async def tb(ctx):
+        for v in range(1 << width):
+            ctx.set(x, v)
+            await ctx.delay(1e-9)
+            wrong.extend((v, k) for k, o in zip(ks, outs) if ctx.get(o) != (v > k))
+
+    sim = Simulator(m)
+    sim.add_testbench(tb)
+    sim.run()
+    assert wrong == []

@@ -49,6 +49,7 @@ PROOFS = [
     ("buffer_registered_fronts", lambda: buffer_harness(3, 4), 1, "", True),
     ("buffer_lutram_fronts", lambda: buffer_harness(3, 4, registered_front=False), 1, "", False),
     ("output_unit", lambda: output_harness(4, 5, 3, 4), 1, "", False),
+    ("output_unit_thermometer", lambda: output_harness(4, 5, 3, 4, flags=2, thermometer=True), 1, "", True),
     ("output_unit_credit_latency3_sa3_link2",
      lambda: output_harness(4, 5, 3, 4, credit_delay=3, flags=3, link_delay=2), 1, "", True),
     ("va_central", lambda: va_harness(3, 4), 1, "", False),

@@ -607,16 +607,19 @@ def test_a_design_that_does_not_fit_stops_at_its_utilisation(tmp_path, monkeypat
                                 SeedRun((3, 4), jobs=2, minutes=4))
 
 
-def test_a_design_that_does_not_fit_stops_the_build_script(tmp_path):
-    """The same in a build without --seeds (the whole build script in one process group)."""
-    from fpga.build import _Progress, _run_script
+def test_a_design_that_does_not_fit_stops_the_build_script(tmp_path, monkeypatch):
+    """The same in a build without --seeds (place and route and pack in one process group)."""
+    import fpga.build as build_module
     out = tmp_path / "b"
     out.mkdir()
-    (out / "build_top.sh").write_text('echo "{}" > top.json\n'
-                                      f'"{_fake_nextpnr(tmp_path)}" --seed 1 --log top.tim --json top.json\n')
+    (out / "top.json").write_text("{}")
+    (out / "build_top.sh").write_text('"$NEXTPNR_ECP5" --seed 1 --log top.tim --json top.json\n'
+                                      '"$ECPPACK" --input top.config --bit top.bit\n')
+    env = {**os.environ, "NEXTPNR_ECP5": str(_fake_nextpnr(tmp_path))}
+    monkeypatch.setattr(build_module, "_synthesize", lambda *a: None)
     t0 = time.monotonic()
     with pytest.raises(ParameterError, match=r"^design does not fit: LUT4: 116237 needed, the device has 83640 "):
-        _run_script(out, dict(os.environ), out / "build.log", _Progress(False), "top.config", "top.bit")
+        build_module._run_script(out, env, out / "build.log", build_module._Progress(False), "ecp5")
     assert time.monotonic() - t0 < 30
     assert not _no_process_in(out)
 

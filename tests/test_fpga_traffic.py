@@ -16,7 +16,7 @@ from fpga import host
 from fpga.status import StatusBlock
 from fpga.tops import NetworkTrafficTop, RouterTrafficTop
 from fpga.traffic import (GeneratorModel, NeighbourModel, PayloadWord, TrafficChecker, TrafficGenerator,
-                          default_seeds, lfsr_logic, lfsr_next, payload_fields, payload_word, spread)
+                          default_seeds, derived_controls, lfsr_logic, lfsr_next, payload_fields, payload_word, spread)
 from fpga.uart import UARTRx, UARTTx
 from hdl.network import build_routing
 from routing_logic.base import RouteState
@@ -257,8 +257,10 @@ class Gens(wiring.Component):
 
 
 async def set_while_paused(ctx, gens, ctl):
-    """The settings of `ctl` for a cycle with `running` 0 (the generators register them, as
-    settings made while paused), then `running` as `ctl` says."""
+    """The settings of `ctl` and what the status block derives from them (settings not named
+    are 0) for a cycle with `running` 0 (the generators register them, as settings made while
+    paused), then `running` as `ctl` says."""
+    ctl = {**ctl, **derived_controls(ctl.get("pattern", 0), ctl.get("shift", 0), ctl.get("budget", 0))}
     for g in gens:
         for k, v in ctl.items():
             ctx.set(getattr(g.ctl, k), 0 if k == "running" else v)
@@ -371,6 +373,52 @@ def test_endpoint_generators_match_model(routers, eps, pattern, shift, load, bud
         assert int(f["dst"]) * eps + int(f["dst_ep"]) != i or pattern == 1
     if budget:
         assert Counter(s for s, _, _ in want) == Counter({e: budget for e in range(E)})
+
+
+def test_budget_counts_from_its_restart():
+    """A generator stops at its budget; the restart strobe (the status block's on 'C' and 'N')
+    starts the count again, and a budget raised without one counts on from where it was."""
+    params = RouterParams(vcs=2, depth=4, packet_flits=2)
+    lay = flit_layout(2, 1, params)
+    g = TrafficGenerator(lay, params, kind="endpoint", seed=77, router=0, ep=0, e=0, E=2, num_routers=2,
+                         ep_router=[0, 1], ep_local=[0, 0], backlog_bits=8)
+    created = []
+
+    async def bench(ctx):
+        await set_while_paused(ctx, [g], {"running": 1, "load": 255, "pattern": 0, "shift": 0, "budget": 3})
+        for restart, budget in ((0, 3), (1, 5), (0, 5), (0, 7), (1, 0)):
+            ctx.set(g.ctl.budget, budget)
+            ctx.set(g.ctl.unlimited, budget == 0)
+            ctx.set(g.ctl.restart, restart)
+            n = 0
+            for _ in range(40):
+                await ctx.delay(1e-9)
+                n += ctx.get(g.create)
+                await ctx.tick()
+                ctx.set(g.ctl.restart, 0)
+            created.append(n)
+
+    run_sim(Gens([g]), bench)
+    trials = len(GeneratorModel(2, [77], endpoints=[0]).run(40, 255))
+    assert created[:4] == [3, 5, 0, 2]                # the budget, again after a restart, the rest
+    assert created[4] >= trials - 2 > 30              # budget 0: no limit (the first cycles settle)
+
+
+def test_status_restarts_the_budget_on_n_and_c():
+    st = StatusBlock(3)
+    seen = {"clear": [], "restart": []}
+
+    async def bench(ctx):
+        ctx.set(st.rx.valid, 1)
+        for k, b in enumerate(b"L\x10N\x00\x04SPT\x01CR"):
+            ctx.set(st.rx.payload, b)
+            await ctx.tick()
+            for name in seen:
+                if ctx.get(getattr(st.ctl, name)):
+                    seen[name].append(k)
+
+    run_sim(st, bench)
+    assert seen == {"clear": [9], "restart": [4, 9]}
 
 
 @pytest.mark.parametrize("bits", [1, 2, 3])
@@ -904,10 +952,34 @@ def test_status_shift_reduced_mod_e():
         if ctx.get(st.corrupt):
             got.setdefault("corrupt", []).append(ctx.get(st.corrupt_index))
         got.update(shift=ctx.get(st.ctl.shift), pattern=ctx.get(st.ctl.pattern), budget=ctx.get(st.ctl.budget),
-                   load=ctx.get(st.ctl.load))
+                   load=ctx.get(st.ctl.load), unlimited=ctx.get(st.ctl.unlimited), selfmap=ctx.get(st.ctl.selfmap))
 
     run_sim(st, bench)
-    assert got == {"shift": 200 % 7, "pattern": 1, "budget": 0x0102, "load": 0x11, "corrupt": [6]}
+    assert got == {"shift": 200 % 7, "pattern": 1, "budget": 0x0102, "load": 0x11, "corrupt": [6], "unlimited": 0,
+                   "selfmap": 0}
+
+
+@pytest.mark.parametrize("command,unlimited,selfmap", [(b"", 1, 0), (b"T\x01", 1, 1), (b"T\x01H\x07", 1, 1),
+                                                       (b"T\x01H\x08", 1, 0), (b"N\x00\x01", 0, 0),
+                                                       (b"N\x01\x00N\x00\x00T\x01H\x00", 1, 1)])
+def test_status_derives_the_trial_controls(command, unlimited, selfmap):
+    """The budget is 0 and the shift pattern maps endpoints onto themselves (shift mod E = 0),
+    from the settings as they end (E = 7)."""
+    st = StatusBlock(7)
+    got = []
+
+    async def bench(ctx):
+        ctx.set(st.rx.valid, 1)
+        for b in command:
+            ctx.set(st.rx.payload, b)
+            await ctx.tick()
+        ctx.set(st.rx.valid, 0)
+        for _ in range(12):
+            await ctx.tick()
+        got.extend([ctx.get(st.ctl.unlimited), ctx.get(st.ctl.selfmap)])
+
+    run_sim(st, bench)
+    assert got == [unlimited, selfmap]
 
 
 def test_bad_constructor_arguments():

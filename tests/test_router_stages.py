@@ -72,12 +72,13 @@ class Stimulus:
         ctx.set(self.bits, word)
 
 
-@pytest.mark.parametrize("latency,flags", [(1, 1), (3, 3)])
-def test_output_unit_credits_flags_and_ownership(latency, flags):
+@pytest.mark.parametrize("latency,flags,thermometer", [(1, 1, False), (3, 3, False), (1, 2, True), (3, 4, True)])
+def test_output_unit_credits_flags_and_ownership(latency, flags, thermometer):
     """Credits: -1 per flit sent, +1 per credit back after credit_latency - 1 registers, never
-    beyond B; flag j = credits > j in every cycle; busy set by a grant, cleared by a tail."""
+    beyond B; flag j = credits > j in every cycle (also j >= B, with the credits kept as flags
+    alone); busy set by a grant, cleared by a tail."""
     R, P, V, B = 2, 3, 2, 3
-    dut = OutputUnit(R, P, V, B, latency, flags)
+    dut = OutputUnit(R, P, V, B, latency, flags, thermometer=thermometer)
     rng = random.Random(latency)
 
     async def tb(ctx):

@@ -25,13 +25,14 @@ from .internals import open_up, signal
 
 
 def output_harness(R: int = 4, P: int = 5, V: int = 3, B: int = 4, credit_delay: int = 1, flags: int = 1,
-                   link_delay: int = 1, unit_cls=OutputUnit, dishonest: bool = False):
+                   link_delay: int = 1, unit_cls=OutputUnit, dishonest: bool = False, thermometer: bool = False):
     """credit_delay, link_delay: the router's credit_latency and link_latency (as `RouterParams`);
-    flags: the counter flags kept (the router keeps sa_stages). dishonest=True: the downstream
-    may return a credit for a flit it never got (the check must fail)."""
+    flags: the counter flags kept (the router keeps sa_stages); thermometer: the unit keeps the
+    credits as flags alone. dishonest=True: the downstream may return a credit for a flit it
+    never got (the check must fail)."""
     credit_latency, link_latency = credit_delay, link_delay
     m = Module()
-    dut = unit_cls(R, P, V, B, credit_latency, flags)
+    dut = unit_cls(R, P, V, B, credit_latency, flags, thermometer=thermometer)
     inner, sig = open_up(dut)
     m.submodules.dut = inner
     free = []
@@ -84,6 +85,9 @@ def output_harness(R: int = 4, P: int = 5, V: int = 3, B: int = 4, credit_delay:
             if credit_latency >= 2:
                 back = back + oh[w]
             cnt = dut.credits[o][w]
+            if thermometer:             # the flags alone hold the credits: a thermometer code
+                f = dut.credit_flags[o][w]
+                m.d.comb += [Assert(~f[j + 1] | f[j]) for j in range(len(f) - 1)]
             total = Signal(wide, name=f"total{o}_{w}")
             m.d.comb += total.eq(cnt + occ + on_link + back)
             m.d.comb += [Assert(total == B), Assert(cnt <= B), Assert(dut.occupancy[o][w] == B - cnt)]

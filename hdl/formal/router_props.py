@@ -206,6 +206,9 @@ def _output_vc(c, o, w, induct, honest, cr):
     cnt = c.dut.credit_counters[o][w]
     m.d.comb += [Assert(cnt + in_st + owed + _credits_in_line(c, o, w) == B), Assert(cnt <= B)]
     m.d.comb += [Assert(c.outs.credit_gt[o][w][j] == (cnt > j)) for j in range(c.prm.sa_stages)]
+    if c.outs.thermometer:          # the flags alone hold the credits: a thermometer code
+        f = c.outs.credit_flags[o][w]
+        m.d.comb += [Assert(~f[j + 1] | f[j]) for j in range(len(f) - 1)]
 
 
 def _credits_in_line(c, o, w):

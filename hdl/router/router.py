@@ -257,8 +257,11 @@ class Router(wiring.Component):
             m.d.comb += [unit.query[i].eq(iu.query), iu.answer.eq(unit.answer[i]), iu.router_id.eq(unit.router)]
             inputs.append(iu)
         prm = self.params
+        # the VC allocator reads the credits' count (occupancy) only to choose between VCs of a
+        # class or ports of a route: with neither, the output unit keeps flags alone
+        thermometer = self.C == prm.vcs and self.unit.single_port
         m.submodules.outputs = outs = OutputUnit(self.R, self.P, prm.vcs, prm.depth, prm.credit_latency, prm.sa_stages,
-                                                 self.credit_counters)
+                                                 self.credit_counters, thermometer=thermometer)
         for o in range(self.R):
             wiring.connect(m, wiring.flipped(self.credit_in[o]), outs.credit_in[o])
         vca = self._add(m, "vc_alloc", VCAllocator(shape, self.vcmap))
