@@ -302,7 +302,8 @@ class TrafficGenerator(wiring.Component):
 
     flit     Out  valid + flit into the router's input port
     credit   In   the router's credit_out of that port
-    ctl      In   control_layout(E) from the status block
+    ctl      In   control_layout(E) from the status block; a budget is counted from the last
+                  `restart` strobe, so a new budget comes with one (the status block's 'N' does)
     corrupt  In   strobe: flip payload bit 0 of the next flit sent
     tail_sent Out a tail was sent in the previous cycle (a registered pulse: the top's counters,
                   fpga.counter_bank, take it across the chip)

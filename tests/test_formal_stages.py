@@ -41,7 +41,7 @@ FPGA_TARGET = {"va_stages": 2, "va_separable": 1, "va_choice_stage": 1, "sa_stag
 # the VC allocator of fpga/presets.toml target-100mhz
 SEPARABLE_VA = {"va_separable": 1, "va_stages": 2, "va_choice_stage": 1}
 
-# the pipeline of fpga/presets.toml net26 (central VA)
+# the pipeline net26 had with the central VA (fpga/presets.toml net26 now: separable VA, va_stages 1)
 NET26 = {"va_stages": 2, "sa_stages": 2, "st_stage": 1}
 
 # (id, harness factory, k (induction depth), yosys script, CI?)
