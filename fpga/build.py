@@ -426,25 +426,28 @@ PNR_OUTPUTS = {"ecp5": ("top.config", "top.bit"), "ice40": ("top.asc", "top.bin"
 
 def _synthesize(out_dir: pathlib.Path, env: dict, log_path: pathlib.Path, prog, family: str) -> None:
     """The build script's Yosys step alone (top.ys -> top.json), its output in the build log;
-    then, for the ECP5, the netlist's unread carry outputs unconnected (fpga/carry_outs.py)."""
-    with open(log_path, "w") as log:
-        prog.set("synthesizing (Yosys)")
-        proc = subprocess.run([env["YOSYS"], "-q", "-l", "top.rpt", "top.ys"], cwd=out_dir, env=env, stdout=log,
-                              stderr=subprocess.STDOUT)
-        if proc.returncode != 0 or not (out_dir / "top.json").exists():
-            raise ParameterError(f"{diagnose(out_dir, 'top')} (log: {log_path})")
-        if family == "ecp5":
-            log.write(f"carry outputs read by nothing, unconnected: {drop_unread_carry_outs(out_dir / 'top.json')}\n")
+    then, for the ECP5, the netlist's unread carry outputs unconnected (fpga/carry_outs.py). On
+    failure (ParameterError) or interruption the progress line is closed."""
+    try:
+        with open(log_path, "w") as log:
+            prog.set("synthesizing (Yosys)")
+            proc = subprocess.run([env["YOSYS"], "-q", "-l", "top.rpt", "top.ys"], cwd=out_dir, env=env, stdout=log,
+                                  stderr=subprocess.STDOUT)
+            if proc.returncode != 0 or not (out_dir / "top.json").exists():
+                raise ParameterError(f"{diagnose(out_dir, 'top')} (log: {log_path})")
+            if family == "ecp5":
+                log.write(f"carry outputs read by nothing, unconnected: {drop_unread_carry_outs(out_dir / 'top.json')}\n")
+    except BaseException:
+        prog.close()
+        raise
 
 
 def _census_of(out_dir: pathlib.Path, env: dict, log_path: pathlib.Path, prog, count: int, t_start: float,
                commit) -> dict:
     """Synthesis alone (the build script's Yosys line), then the timing census of its netlist."""
     from .logic_depth import census
-    try:
-        _synthesize(out_dir, env, log_path, prog, "ecp5")
-    finally:
-        prog.close()
+    _synthesize(out_dir, env, log_path, prog, "ecp5")
+    prog.close()
     groups = census(str(out_dir / "top.json"))
     return {"census": [{"register": e.name, "estimate_ns": round(e.arrival_ns, 2), "bits": e.bits,
                         "cells": len(e.path) - 2, "from": e.path[0][0]} for e in groups[:count]],
@@ -576,11 +579,7 @@ def _run_script(out_dir, env, log_path, prog, family: str) -> pathlib.Path:
     returns the folder of its place and route."""
     from .seeds import overflowing, script_lines, stop_group
     packed, bitstream = PNR_OUTPUTS[family]
-    try:
-        _synthesize(out_dir, env, log_path, prog, family)
-    except ParameterError:
-        prog.close()
-        raise
+    _synthesize(out_dir, env, log_path, prog, family)
     lines = script_lines(out_dir)
     with open(log_path, "a") as log:
         # its own process group: a design that does not fit stops nextpnr, not only the shell
@@ -609,11 +608,7 @@ def _run_seeds(out_dir, env, log_path, prog, family, clock_mhz, seeds) -> tuple:
     """Synthesis once, then place and route at every seed (fpga/seeds.py); returns (the best
     seed's folder, its report fields: the best seed, every seed's row and their summary)."""
     from .seeds import place_and_route, summary
-    try:
-        _synthesize(out_dir, env, log_path, prog, family)
-    except ParameterError:
-        prog.close()
-        raise
+    _synthesize(out_dir, env, log_path, prog, family)
     n = len(seeds.seeds)
     prog.set(f"placing and routing {n} seed{'s' if n > 1 else ''}, {min(seeds.jobs, n)} at a time (nextpnr)")
 

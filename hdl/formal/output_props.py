@@ -24,6 +24,12 @@ from ..router.output_unit import OutputUnit
 from .internals import open_up, signal
 
 
+def thermometer_code(flags: list) -> list:
+    """Asserts that an output unit's credit flags kept alone (`thermometer`) are a thermometer
+    code, flag j + 1 only with flag j: what their sum counts (induction needs it stated)."""
+    return [Assert(~flags[j + 1] | flags[j]) for j in range(len(flags) - 1)]
+
+
 def output_harness(R: int = 4, P: int = 5, V: int = 3, B: int = 4, credit_delay: int = 1, flags: int = 1,
                    link_delay: int = 1, unit_cls=OutputUnit, dishonest: bool = False, thermometer: bool = False):
     """credit_delay, link_delay: the router's credit_latency and link_latency (as `RouterParams`);
@@ -85,9 +91,8 @@ def output_harness(R: int = 4, P: int = 5, V: int = 3, B: int = 4, credit_delay:
             if credit_latency >= 2:
                 back = back + oh[w]
             cnt = dut.credits[o][w]
-            if thermometer:             # the flags alone hold the credits: a thermometer code
-                f = dut.credit_flags[o][w]
-                m.d.comb += [Assert(~f[j + 1] | f[j]) for j in range(len(f) - 1)]
+            if thermometer:
+                m.d.comb += thermometer_code(dut.credit_flags[o][w])
             total = Signal(wide, name=f"total{o}_{w}")
             m.d.comb += total.eq(cnt + occ + on_link + back)
             m.d.comb += [Assert(total == B), Assert(cnt <= B), Assert(dut.occupancy[o][w] == B - cnt)]
@@ -100,4 +105,4 @@ def output_harness(R: int = 4, P: int = 5, V: int = 3, B: int = 4, credit_delay:
     return m, free
 
 
-__all__ = ["output_harness"]
+__all__ = ["output_harness", "thermometer_code"]

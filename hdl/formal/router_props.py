@@ -57,6 +57,7 @@ from amaranth.lib import data
 
 from .alloc_props import SEPARABLE_HOLD, busy_age
 from .internals import open_submodule, open_up, ptr_dist, signal, submodule
+from .output_props import thermometer_code
 from .properties import packet_sources
 from .router_inv import (
     buffer_invariants,
@@ -206,9 +207,8 @@ def _output_vc(c, o, w, induct, honest, cr):
     cnt = c.dut.credit_counters[o][w]
     m.d.comb += [Assert(cnt + in_st + owed + _credits_in_line(c, o, w) == B), Assert(cnt <= B)]
     m.d.comb += [Assert(c.outs.credit_gt[o][w][j] == (cnt > j)) for j in range(c.prm.sa_stages)]
-    if c.outs.thermometer:          # the flags alone hold the credits: a thermometer code
-        f = c.outs.credit_flags[o][w]
-        m.d.comb += [Assert(~f[j + 1] | f[j]) for j in range(len(f) - 1)]
+    if c.outs.thermometer:
+        m.d.comb += thermometer_code(c.outs.credit_flags[o][w])
 
 
 def _credits_in_line(c, o, w):
