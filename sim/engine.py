@@ -1707,22 +1707,3 @@ def arith_all_pairs(ar, n):
             dist[c, t] = arith_distance(ar, c, t)
             port[c, t] = arith_next_port(ar, c, t)
     return dist, port
-
-
-@nb.njit(cache=True)
-def _choose(r, cin, step, src_r, dst_r, inter, phase, mode, R, V, B, nbr_r, dist, nexthop, credits, owner, pen, C,
-            crange):
-    """`choose_vc` with the flat arguments of its former signature (tests/test_sim.py calls it so)."""
-    cfg = Config(mode=mode, R=R, P=R, V=V, B=B, L=1, link_latency=1, credit_latency=1, watchdog=1, classes=C,
-                 alloc_iters=1, va_stages=1, sa_stages=1, st_stage=0, va_separable=0, va_choice_stage=0)
-    unused = np.zeros(1, dtype=np.int64)
-    z8, z16, z32 = np.zeros((1, 1), dtype=np.int8), np.zeros((1, 1), dtype=np.int16), np.zeros(1, dtype=np.int32)
-    ar = Arith(m=0, dp=0, inv=0, er_rel=z8, er_w=np.zeros((1, 1), dtype=np.int32), er_port=z16, quad=z8[0], f=z32,
-               f_inv=z32, sd=z8, sp=z16)
-    tables = Tables(nbr_r=nbr_r, nbr_p=nbr_r, cstep=np.zeros((1, 1, 1), dtype=np.int8), vcls=unused, crange=crange,
-                    dist=dist, minport=np.zeros((1, 1), dtype=np.uint64), nexthop=nexthop, pen=pen, ep_first=unused,
-                    ep_router=unused, ar=ar)
-    dmus = np.full(R, NOT_POLARIZED, dtype=np.int8)
-    if mode == POLARIZED:
-        polarized_candidates(r, src_r, dst_r, tables, dmus)
-    return choose_vc(r, cin, step, (src_r, dst_r, inter, phase, dmus), cfg, tables, credits, owner)

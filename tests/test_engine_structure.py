@@ -16,8 +16,6 @@ from sim.network_sim import NetworkSim
 from topologies import polarstar
 
 ENGINE = Path(engine.__file__)
-# the flat signature of the former _choose, kept for tests/test_sim.py's candidate-by-candidate check
-FLAT_ADAPTERS = {"_choose"}
 
 
 def _functions():
@@ -32,7 +30,7 @@ def test_every_engine_function_is_short_with_few_parameters():
         params = len(f.args.args) + len(f.args.kwonlyargs)
         if lines > 100:
             long.append((f.name, lines))
-        if params > 8 and f.name not in FLAT_ADAPTERS:
+        if params > 8:
             wide.append((f.name, params))
     assert not long, f"functions over 100 lines: {long}"
     assert not wide, f"functions over 8 parameters (pass a structure): {wide}"

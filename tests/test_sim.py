@@ -1,9 +1,11 @@
 """Cycle-accurate model: exact zero-load timing, conservation, determinism, minimality of the
 routes it takes, the watchdog, traffic patterns, bad parameters."""
+import numba as nb
 import numpy as np
 import pytest
 
 from routing_logic.registry import make_routing
+from sim import engine
 from sim.experiment import build_routing, run_point
 from sim.network_sim import DeadlockDetected, NetworkSim
 from contract.params import RouterParams
@@ -225,6 +227,19 @@ def test_bad_parameters(ps104):
         build_routing(big, "valiant", RouterParams(vcs=4))
 
 
+@nb.njit(cache=True)
+def _engine_choice(r, cin, step, route, cfg, tables, state):
+    """The engine's VA choice for a head at router r, as its stage makes it (`choose_vc` and
+    `polarized_candidates` are inlined into the engine, without a Python entry of their own).
+    route = (source router, destination router, intermediate router, phase); state = (credits,
+    owner)."""
+    src_r, dst_r, inter, phase = route
+    dmus = np.full(cfg.R, engine.NOT_POLARIZED, dtype=np.int8)
+    if cfg.mode == engine.POLARIZED:
+        engine.polarized_candidates(r, src_r, dst_r, tables, dmus)
+    return engine.choose_vc(r, cin, step, (src_r, dst_r, inter, phase, dmus), cfg, tables, state[0], state[1])
+
+
 @pytest.mark.parametrize("routing,V,policy", [("min", 4, "hops"), ("min", 12, "hops"), ("polarstar", 7, "hops"),
                                               ("polarized", 9, "hops"), ("valiant", 6, "hops"), ("min", 2, "turns"),
                                               ("polarstar", 5, "turns"), ("valiant", 4, "turns"),
@@ -237,7 +252,6 @@ def test_engine_choice_equals_routing_logic(ps104, routing, V, policy):
     head that arrived as the header says."""
     from routing_logic.base import RouteState, select
     from routing_logic.registry import make_routing
-    from sim import engine
 
     kw = {"buffer_depth": 8} if routing == "polarized" else {}
     ro = make_routing(routing, ps104, vcs=V, vc_policy=policy, **kw)
@@ -262,9 +276,8 @@ def test_engine_choice_equals_routing_logic(ps104, routing, V, policy):
         assert sim.vcls[v] == cin
         credits = rng.integers(0, B + 1, size=sim.credits.shape)
         owner = np.where(rng.random(sim.owner.shape) < 0.3, 1, -1)
-        got = engine._choose(c, int(sim.vcls[v]) if i < sim.R else 0, sim.cstep[c, i], s, t, inter, phase,
-                             sim.mode, sim.R, V, B, sim.nbr_r, sim.dist, sim.nexthop, credits, owner, sim.pen, C,
-                             sim.crange)
+        got = _engine_choice(c, int(sim.vcls[v]) if i < sim.R else 0, sim.cstep[c, i], (s, t, inter, phase),
+                             sim.config, sim.tables, (credits, owner))
         state = RouteState(s, t, hops, inter, phase, turns, down)
         cands = [cd for cd in r.route(c, state) if owner[c, cd.port, cd.vc] < 0]
         exp = select(cands, lambda p, w: B - credits[c, p, w]) if cands else None
