@@ -12,14 +12,16 @@ arbiter sees its requesters until they win: a head's wait is bounded (hdl/formal
   cycle t      per input port, a V:1 round-robin arbiter launches one of its VCs' requests: a VC
                with a request, none of its own waiting (`pend`), and no other VC of the port
                waiting for the same output VC; the launched VC and its request's output port and
-               VC are registered (L1), and the VC keeps its target until granted (`pend`, `tslot`)
+               VC are registered (L1), and the VC keeps its target until granted (`pend`)
   cycle t + 1  L1 -> the target output VC, one-hot over the output VCs the port's VCs can hold,
-               into the port's sticky request register at the far end of the crossing (`sreq`)
+               into the port's sticky request register at the far end of the crossing (`sreq`);
+               where several VCs of the port can hold that output VC, which one asks is kept
+               beside the port (`owner`, per output VC the index among those VCs)
   cycle t + 2… per output VC, a round-robin arbiter over the input ports whose `sreq` bit for it
                is set; it grants only while the output VC is free (else its pointer stays); a
                grant clears that `sreq` bit, marks the output VC busy and is registered (G1)
   + 1          the grant bit, registered again at the port (G2)
-  + 2          the input VC whose `tslot` is that output VC takes it (allocated from the next
+  + 2          the input VC that asked for that output VC takes it (allocated from the next
                cycle) and may launch again from the next cycle
 
 Both arbiter stages commit their own grants (`RoundRobinArbiter(own_commit=True)`). The cycle
@@ -30,7 +32,7 @@ from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Module, Signal
 
-from .arbiter import RoundRobinArbiter, one_hot_select
+from .arbiter import RoundRobinArbiter, one_hot_index, one_hot_select
 from .delay import register as _reg
 
 
@@ -66,6 +68,35 @@ def _launch(m: Module, i: int, V: int, ovcs_of, requests):
     return arb.grant, l1_vc, l1_o, l1_w, pend, pend_w
 
 
+def _owners(m: Module, i: int, ovcs_of, slots, launched):
+    """Port i's record of which of its VCs asks for each output VC in `slots` (its slots), as a
+    function asker(n, v): the bit "VC v asks for slot n". A port's VCs never wait for the same
+    slot at once (`_launch`'s clash rule), so a slot's grant, while the slot has a request in the
+    allocator (its sticky request, G1 or G2), belongs to one VC: where several of the port's VCs
+    can hold the slot, the index of the launching one among them is registered beside the target
+    (`sva_owner_{i}_{n}`, written as `sreq` is); where one can, nothing is. `launched`: (L1's
+    one-hot VC, the target decoded from L1)."""
+    l1_vc, target = launched
+    V = len(l1_vc)
+    holders, owner = [], []
+    for n, ow in enumerate(slots):
+        hs = [v for v in range(V) if ow in ovcs_of[i * V + v]]
+        holders.append(hs)
+        if len(hs) < 2:
+            owner.append(None)
+            continue
+        reg = Signal(range(len(hs)), name=f"sva_owner_{i}_{n}", reset_less=True)
+        with m.If(target[n]):
+            m.d.sync += reg.eq(one_hot_index(m, Cat(*[l1_vc[v] for v in hs]), len(hs)))
+        owner.append(reg)
+
+    def asker(n, v):
+        if owner[n] is None:
+            return Const(1, 1)
+        return owner[n] == holders[n].index(v)
+    return asker
+
+
 def separable_va(m: Module, P: int, V: int, ovcs_of, req_valid, req_o, req_w, busy):
     """Build the allocator into `m`.
 
@@ -86,12 +117,8 @@ def separable_va(m: Module, P: int, V: int, ovcs_of, req_valid, req_o, req_w, bu
         m.d.comb += target.eq(Cat(*[
             Cat(*[l1_vc[v] for v in range(V) if (o, w) in ovcs_of[i * V + v]]).any() & (l1_o == o) & (l1_w == w)
             for o, w in port_ovcs[i]]))
-        tslot = [Signal(len(port_ovcs[i]), name=f"sva_tslot_{i}_{v}") for v in range(V)]
-        for v in range(V):
-            with m.If(l1_vc[v]):
-                m.d.sync += tslot[v].eq(target)
         sreqs.append(Signal(len(port_ovcs[i]), name=f"sva_sreq_{i}"))
-        ports.append((launch, pend, pend_w, target, tslot))
+        ports.append((launch, pend, pend_w, target, _owners(m, i, ovcs_of, port_ovcs[i], (l1_vc, target))))
 
     set_busy = [[Const(0, 1)] * V for _ in range(P)]
     granted = [[Const(0, 1)] * len(port_ovcs[i]) for i in range(P)]    # per port and slot, this cycle
@@ -118,23 +145,18 @@ def separable_va(m: Module, P: int, V: int, ovcs_of, req_valid, req_o, req_w, bu
 
     won, won_w = [None] * (P * V), [None] * (P * V)
     for i in range(P):
-        launch, pend, pend_w, target, tslot = ports[i]
+        launch, pend, pend_w, target, asker = ports[i]
         m.d.sync += sreqs[i].eq((sreqs[i] & ~Cat(*granted[i])) | target)
         g2 = _reg(m, Cat(*g1[i]), f"sva_g2_{i}")
         for v in range(V):
             iv = i * V + v
-            won[iv] = Cat(*[g2[slot[i][ow]] & tslot[v][slot[i][ow]] for ow in ovcs_of[iv]])
+            won[iv] = Cat(*[g2[slot[i][ow]] & asker(slot[i][ow], v) for ow in ovcs_of[iv]])
             got = Signal(name=f"sva_won_{i}_{v}")
             m.d.comb += got.eq(won[iv].any())
             with m.If(launch[v]):
                 m.d.sync += pend[v].eq(1)
             with m.Elif(got):
                 m.d.sync += pend[v].eq(0)
-            # a VC that wins has a target, so it is waiting and does not launch: the target's
-            # clear need not wait for the launch arbiter (it was the end of the launch cycle's
-            # longest path on ECP5, at the far end of the router from the arbiter)
-            with m.If(got):
-                m.d.sync += tslot[v].eq(0)
             won_w[iv] = pend_w[v]
     return won, set_busy, won_w
 

@@ -74,6 +74,26 @@ def va_harness(V: int = 3, B: int = 4, allocator_cls=None, **params):
     return m, free
 
 
+def _asking(vs, i, places, ovcs, port_ovcs):
+    """Per VC v of port i, a bit per slot of the port (`port_ovcs`): the slot has a request in
+    the allocator (`places`: the port's sticky requests, G2 bits, and its G1 bits per slot) and
+    it is v's: the slot's `sva_owner` names v where several VCs can hold the slot, else v is the
+    one that can."""
+    sreq, g2, g1 = places
+    bits = [[] for _ in ovcs]
+    for n, ow in enumerate(port_ovcs):
+        held = sreq[n] | g1[n] | g2[n]
+        holders = [v for v in range(len(ovcs)) if ow in ovcs[v]]
+        for v in range(len(ovcs)):
+            if v not in holders:
+                bits[v].append(Const(0, 1))
+            elif len(holders) == 1:
+                bits[v].append(held)
+            else:
+                bits[v].append(held & (signal(vs, f"sva_owner_{i}_{n}") == holders.index(v)))
+    return [Cat(*b) for b in bits]
+
+
 def separable_va_invariants(m, shape, ovcs_of, vs):
     """va_separable: the requests in the separable VC allocator (`hdl.separable_va`, its signals
     `vs` by name) of a router shaped `shape`. A registered choice (va_choice_stage) is a VC of its
@@ -82,11 +102,11 @@ def separable_va_invariants(m, shape, ovcs_of, vs):
     (`sva_pend_o/w`) one it can ask for (a network one it can hold, or local VC
     `separable_eject_vc`), and no other VC of port i in it for the same output VC.
     The request is in exactly one place: the launch register L1 (`sva_l1_vc`, the same output VC
-    beside it, its slot `sva_tslot` still empty) or, from then on, its slot one-hot at that output
-    VC and exactly one of: waiting at the output VC's arbiter (`sva_sreq`), granted (G1,
-    `sva_g1_*`) or granted and back at the port (G2, `sva_g2_*`). Nothing is in these for a slot
-    no request holds. Returns per output VC (o, w) the bits of its grants in flight: (G1 bits, G2
-bits), one per candidate port."""
+    beside it, no slot asked for by the VC yet) or, from then on, exactly one of: waiting at the
+    output VC's arbiter (`sva_sreq`), granted (G1, `sva_g1_*`) or granted and back at the port
+    (G2, `sva_g2_*`), with the slot's `sva_owner` naming the VC where several can hold it
+    (`_asking`). Nothing is in these for a slot no request holds. Returns per output VC (o, w)
+    the bits of its grants in flight: (G1 bits, G2 bits), one per candidate port."""
     P, V, prm = shape.P, shape.V, shape.params
     inflight, g1_of, cand = {}, {}, {}           # inflight[(o, w)]: ([G1 bits], [G2 bits])
     if prm.va_choice_stage:
@@ -111,7 +131,7 @@ bits), one per candidate port."""
         pend = [signal(vs, f"sva_pend_{i}_{v}") for v in range(V)]
         po = [signal(vs, f"sva_pend_o_{i}_{v}") for v in range(V)]
         pw = [signal(vs, f"sva_pend_w_{i}_{v}") for v in range(V)]
-        tslot = [signal(vs, f"sva_tslot_{i}_{v}") for v in range(V)]
+        tslot = _asking(vs, i, (sreq, g2, [g1_of[i, ow] for ow in port_ovcs]), ovcs, port_ovcs)
         m.d.comb += Assert(_onehot0(l1))
         for v in range(V):
             asks = [(o, w) for o, w in ovcs[v] if o < shape.R or w == separable_eject_vc(i * V + v, V)]
