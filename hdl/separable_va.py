@@ -68,6 +68,12 @@ def _launch(m: Module, i: int, V: int, ovcs_of, requests):
     return arb.grant, l1_vc, l1_o, l1_w, pend, pend_w
 
 
+def slot_holders(ovcs_of, i: int, V: int, slot) -> list[int]:
+    """The VCs of port i that can hold output VC `slot` ((o, w)), low to high. Where there are
+    several, the slot's `sva_owner_{i}_{n}` register is an index into this list (`_owners`)."""
+    return [v for v in range(V) if slot in ovcs_of[i * V + v]]
+
+
 def _owners(m: Module, i: int, ovcs_of, slots, launched):
     """Port i's record of which of its VCs asks for each output VC in `slots` (its slots), as a
     function asker(n, v): the bit "VC v asks for slot n". A port's VCs never wait for the same
@@ -80,7 +86,7 @@ def _owners(m: Module, i: int, ovcs_of, slots, launched):
     V = len(l1_vc)
     holders, owner = [], []
     for n, ow in enumerate(slots):
-        hs = [v for v in range(V) if ow in ovcs_of[i * V + v]]
+        hs = slot_holders(ovcs_of, i, V, ow)
         holders.append(hs)
         if len(hs) < 2:
             owner.append(None)
@@ -161,4 +167,4 @@ def separable_va(m: Module, P: int, V: int, ovcs_of, req_valid, req_o, req_w, bu
     return won, set_busy, won_w
 
 
-__all__ = ["separable_va"]
+__all__ = ["separable_va", "slot_holders"]

@@ -18,10 +18,10 @@ from topologies.errors import ParameterError
 from cli_run import run_cli
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-# the README's measured 100 MHz command (100.13 MHz at seed 6, RTL 3c20bcb), as it was written but for the
-# seed (the preset's: the best of seeds 1-5 at its last measurement) and synth_ecp5's own abc9 script: router1 with timing-driven
-# rip-up, median 93.47 MHz over seeds 1-5 at RTL dd6c817 and 95.18 at the RTL of 1f45a9e, where router2
-# without it gave 82.07 (router1 routed none of seeds 1-5 in 25 minutes at RTL 1aa04cf, a larger router)
+# the README's measured 100 MHz command (100.13 MHz at seed 6, RTL 3c20bcb), as it was written but for the seed
+# (the preset's: the best of seeds 1-5 at its last measurement) and synth_ecp5's own abc9 script: router1 with
+# timing-driven rip-up, median 93.47 MHz over seeds 1-5 at RTL dd6c817 and 95.18 at the RTL of 1f45a9e, where
+# router2 without it gave 82.07 (router1 routed none of seeds 1-5 in 25 minutes at RTL 1aa04cf, a larger router)
 TARGET_LINE = ("--board ulx3s-85f --design router polarstar:q=3,supernode=iq,degree=3 --ports 8 --vcs 4 --depth 8 "
                "--flit-width 64 --va-stages 2 --sa-stages 3 --st-stage 2 --flit lean --body-bram auto --placer static "
                "--va-separable 1 --va-choice-stage 1 --link-latency 3 --credit-latency 3 "

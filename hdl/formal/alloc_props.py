@@ -39,6 +39,7 @@ from contract.flit import flit_layout
 from contract.params import RouterParams
 
 from ..router.classes import separable_eject_vc
+from ..separable_va import slot_holders
 from .internals import open_up, ptr_dist, signal, submodule
 
 
@@ -74,17 +75,17 @@ def va_harness(V: int = 3, B: int = 4, allocator_cls=None, **params):
     return m, free
 
 
-def _asking(vs, i, places, ovcs, port_ovcs):
+def _asking(vs, i, V, places, ovcs_of, port_ovcs):
     """Per VC v of port i, a bit per slot of the port (`port_ovcs`): the slot has a request in
     the allocator (`places`: the port's sticky requests, G2 bits, and its G1 bits per slot) and
-    it is v's: the slot's `sva_owner` names v where several VCs can hold the slot, else v is the
-    one that can."""
+    it is v's: the slot's `sva_owner` names v where several VCs can hold the slot
+    (`slot_holders`), else v is the one that can."""
     sreq, g2, g1 = places
-    bits = [[] for _ in ovcs]
+    bits = [[] for _ in range(V)]
     for n, ow in enumerate(port_ovcs):
         held = sreq[n] | g1[n] | g2[n]
-        holders = [v for v in range(len(ovcs)) if ow in ovcs[v]]
-        for v in range(len(ovcs)):
+        holders = slot_holders(ovcs_of, i, V, ow)
+        for v in range(V):
             if v not in holders:
                 bits[v].append(Const(0, 1))
             elif len(holders) == 1:
@@ -131,7 +132,7 @@ def separable_va_invariants(m, shape, ovcs_of, vs):
         pend = [signal(vs, f"sva_pend_{i}_{v}") for v in range(V)]
         po = [signal(vs, f"sva_pend_o_{i}_{v}") for v in range(V)]
         pw = [signal(vs, f"sva_pend_w_{i}_{v}") for v in range(V)]
-        tslot = _asking(vs, i, (sreq, g2, [g1_of[i, ow] for ow in port_ovcs]), ovcs, port_ovcs)
+        tslot = _asking(vs, i, V, (sreq, g2, [g1_of[i, ow] for ow in port_ovcs]), ovcs_of, port_ovcs)
         m.d.comb += Assert(_onehot0(l1))
         for v in range(V):
             asks = [(o, w) for o, w in ovcs[v] if o < shape.R or w == separable_eject_vc(i * V + v, V)]
