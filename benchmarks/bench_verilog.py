@@ -69,12 +69,11 @@ def bench_size():
 
 def _child_run(cmd, mem_gb=None) -> tuple[float, float, subprocess.CompletedProcess]:
     """(seconds, peak RSS of the child in GB, result) of one command."""
-    pre = None
-    if mem_gb:
-        limit = int(mem_gb * 2**30)
+    limit = int(mem_gb * 2**30) if mem_gb else None
 
-        def pre():
-            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    def cap_memory():
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    pre = cap_memory if limit else None
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     t0 = time.perf_counter()
     res = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=pre)

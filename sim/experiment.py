@@ -21,7 +21,7 @@ from topologies.errors import ParameterError
 from topologies.network import Network
 
 from .netcache import cached_routing
-from .network_sim import GEN_DRAWS, MODES, DeadlockDetected, NetworkSim, check_memory, uses_arithmetic
+from .network_sim import GEN_DRAWS, MODES, NetworkSim, check_memory, uses_arithmetic
 from contract.params import VC_POLICY, RouterParams
 
 CDG_CHECK_LIMIT = 300   # routers: below this a CDG check admits VC counts under the proven bound

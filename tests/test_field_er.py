@@ -1,5 +1,4 @@
 """GF(q) tables against galois, and ER_q structure for every prime power q <= 32."""
-import itertools
 
 import galois
 import numpy as np

@@ -10,7 +10,7 @@ import tomllib
 
 import pytest
 
-from fpga.build import BUILD_OPTIONS, FpgaConfig, build
+from fpga.build import BUILD_OPTIONS, FpgaConfig
 from fpga.cli import given_values
 from fpga.presets import DESIGN_FIELDS, MEASURED_KEYS, PRESETS_FILE, configure, default_for, get, load, presets
 from pstar.cli import make_parser

@@ -2,7 +2,6 @@
 import json
 
 import networkx as nx
-import numpy as np
 import pytest
 
 from topologies import Network, ParameterError, build, export, load_json

@@ -1,9 +1,5 @@
 """PolarStar: the star product against Definition 1 built independently, the paper's examples,
 diameter <= 3 on every small configuration, the design space claims."""
-import itertools
-
-import networkx as nx
-import numpy as np
 import pytest
 
 from topologies import ParameterError, design_space, distance_stats, largest, polarstar

@@ -854,6 +854,6 @@ def test_vc_allocator_with_up_steps_matches_reference(kind, ref_cls):
     whose hop through o from network input i takes the class of step up[i] & up[o]."""
     ref, stats = _drive_vc_allocator(kind, 120, 25, ref_cls=ref_cls)
     assert stats["grants"] > 40 and stats["contended"] > 5, stats
-    R, V = ref.shape.R, ref.shape.V
+    R = ref.shape.R
     steps = {ref.up >> i & ref.up >> o & 1 for i in range(R) for o in range(R)}
     assert steps == {0, 1} and ref.vcmap.dynamic

@@ -206,6 +206,22 @@ def test_torus_matches_networkx():
     assert distance_stats(torus("3x3x3x3x3")).diameter == 5
 
 
+# README: "-p sets the endpoints per router; the default is ⌊radix/3⌋ for polarstar and er (the
+# paper's Table 3) and round(radix/3), at least 1, for the other direct families" (the balanced
+# Dragonfly's p is its own key, h by default: Kim et al.)
+@pytest.mark.parametrize("spec,rule", [
+    ("torus:dims=8x8x8", "round"), ("torus:dims=5x5x5x5x5", "round"), ("torus:dims=4", "round"),
+    ("hyperx:dims=9x9x8", "round"), ("slimfly:q=5", "round"), ("lps:p=11,q=7", "round"),
+    ("dragonfly:a=6", "round"), ("bundlefly:p=5,s=5", "round"), ("jellyfish:n=40,d=7,seed=1", "round"),
+    ("polarstar:q=5,supernode=iq,degree=3", "floor"), ("er:q=7", "floor"), ("dragonfly:a=4,h=2", "h"),
+])
+def test_default_endpoints_follow_the_readme(spec, rule):
+    net = build(spec)
+    radix = int(net.degree.max())
+    want = {"round": max(1, math.floor(radix / 3 + 0.5)), "floor": radix // 3, "h": 2}[rule]
+    assert (net.endpoints == want).all(), (spec, radix, set(net.endpoints.tolist()))
+
+
 def test_fattree_structure():
     net = fattree(4)
     assert net.num_routers == 20 and net.num_endpoints == 16

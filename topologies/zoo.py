@@ -214,7 +214,7 @@ def torus(dims, p: int | None = None) -> Network:
     radix = sum(1 if d == 2 else 2 for d in dims)
     text = "x".join(map(str, dims))
     return Network.from_edges(f"Torus({text})", n, np.concatenate(edges),
-                              endpoints=1 if p is None else p,
+                              endpoints=default_endpoints(radix) if p is None else p,
                               spec=f"torus:dims={text}", attrs={"family": "torus", "dims": list(dims)})
 
 

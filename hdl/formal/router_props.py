@@ -53,7 +53,6 @@ import functools
 from types import SimpleNamespace
 
 from amaranth.hdl import Assert, Assume, Cat, Const, Module, Mux, Signal
-from amaranth.lib import data
 
 from .alloc_props import SEPARABLE_HOLD, busy_age
 from .internals import open_submodule, open_up, ptr_dist, signal, submodule

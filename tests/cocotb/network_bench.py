@@ -62,7 +62,7 @@ async def lockstep(dut):
     cocotb.start_soon(Clock(dut.clk, 2, unit="ns").start())
     await reset_and_load(dut, cfg)
     eps = Endpoints(cfg, packets, garbage)
-    E, W, vb = cfg["E"], cfg["W"], cfg["vb"]
+    W, vb = cfg["W"], cfg["vb"]
     wmask, vmask = (1 << W) - 1, (1 << vb) - 1
     checker = EjectChecker(eps, trace)
     pending_credits = []
