@@ -152,7 +152,8 @@ class InputUnits(NamedTuple):
     alloc_o: np.ndarray       # (n, P, V) output port held (-1: none)
     alloc_w: np.ndarray       # (n, P, V) output VC held
     rc_pkt: np.ndarray        # (n, P, V) Polarized: the head whose candidates rc_dmu holds (-1: none)
-    rc_dmu: np.ndarray        # (n, P, V, R) int8 its Δμ per network port (NOT_POLARIZED: not a candidate)
+    rc_dmu: np.ndarray        # (n, P, V, R) int8 its Δμ per network port (NOT_POLARIZED: not a candidate);
+                              # (n, P, V, 0) unless Polarized
     router_flits: np.ndarray  # (n,) flits buffered in the router
     r_garbage: np.ndarray     # (n,) garbage flits buffered in the router
 
@@ -165,9 +166,9 @@ class VCAllocator(NamedTuple):
     its output VC (meaningful while sep_st != SEP_IDLE), sep_ptr[r, i] the port's launch pointer
     (va_ptr then points over input ports)."""
     va_ptr: np.ndarray     # (n, P, V) round-robin pointer per output VC
-    pend_o: np.ndarray     # (n, P * V)
+    pend_o: np.ndarray     # (n, P * V); (n, 0) unless va_stages = 2
     pend_w: np.ndarray     # (n, P * V)
-    sep_st: np.ndarray     # (n, P, V)
+    sep_st: np.ndarray     # (n, P, V); (n, 0, V) unless va_separable (sep_o, sep_w, sep_ptr alike)
     sep_o: np.ndarray      # (n, P, V)
     sep_w: np.ndarray      # (n, P, V)
     sep_ptr: np.ndarray    # (n, P)
@@ -189,8 +190,8 @@ class OutputUnits(NamedTuple):
     (t + 1) % 2, the start of t - 1 (the RTL's registered best free VC per output and class)."""
     owner: np.ndarray      # (n, P, V) input VC (i * V + v) holding each output VC (-1: free)
     credits: np.ndarray    # (n, P, V) credits of each output VC (B on local ports, never used)
-    ch_owner: np.ndarray   # (2, n, R, V)
-    ch_cred: np.ndarray    # (2, n, R, V)
+    ch_owner: np.ndarray   # (2, n, R, V); (2, n, 0, V) without va_choice_stage
+    ch_cred: np.ndarray    # (2, n, R, V); likewise
 
 
 class Routers(NamedTuple):
@@ -332,26 +333,40 @@ def _filled(shape, value, dtype=np.int64):
     return np.full(shape, value, dtype=dtype)
 
 
-def new_routers(n: int, R: int, P: int, V: int, B: int) -> Routers:
+def _optional_axes(cfg: Config) -> tuple[int, int, int, int]:
+    """The lengths of the state axes only some configurations read, 0 where nothing reads them:
+    the Polarized candidates' ports (`rc_dmu`), the registered output state's ports (`ch_*`,
+    va_choice_stage), the pending requests' input VCs (`pend_*`, va_stages = 2) and the
+    separable allocator's ports (`sep_*`). On the radix-64 router with 21 endpoints they would
+    be 22, 4, 3 and 4 kB of its 81 kB."""
+    return (cfg.R if cfg.mode == POLARIZED else 0, cfg.R if cfg.va_choice_stage == 1 else 0,
+            cfg.P * cfg.V if cfg.va_stages == 2 else 0, cfg.P if cfg.va_separable == 1 else 0)
+
+
+def new_routers(n: int, cfg: Config) -> Routers:
     """Every router after reset: empty buffers, free output VCs, full credits, pointers at 0.
     int32 throughout (every value is a port, VC, flit, credit or pointer count), int16 for the
-    flit index: the state of a radix-64 router with 21 endpoints is ~40 kB."""
+    flit index. State that `cfg` never reads has an axis of length 0 (`_optional_axes`): the
+    engine's slices of it stay valid, and empty."""
     i4 = np.int32
+    P, V, B = cfg.P, cfg.V, cfg.B
+    dmu_ports, choice_ports, pend_vcs, sep_ports = _optional_axes(cfg)
     inputs = InputUnits(f_pkt=_filled((n, P, V, B), 0, i4), f_seq=_filled((n, P, V, B), 0, np.int16),
                         f_head=_filled((n, P, V), 0, i4), f_cnt=_filled((n, P, V), 0, i4),
                         alloc_o=_filled((n, P, V), -1, i4), alloc_w=_filled((n, P, V), -1, i4),
-                        rc_pkt=_filled((n, P, V), -1, i4), rc_dmu=_filled((n, P, V, R), NOT_POLARIZED, np.int8),
+                        rc_pkt=_filled((n, P, V), -1, i4), rc_dmu=_filled((n, P, V, dmu_ports), NOT_POLARIZED, np.int8),
                         router_flits=_filled(n, 0), r_garbage=_filled(n, 0))
-    va = VCAllocator(va_ptr=_filled((n, P, V), 0, i4), pend_o=_filled((n, P * V), -1, i4),
-                     pend_w=_filled((n, P * V), -1, i4), sep_st=_filled((n, P, V), SEP_IDLE, i4),
-                     sep_o=_filled((n, P, V), -1, i4), sep_w=_filled((n, P, V), -1, i4),
-                     sep_ptr=_filled((n, P), 0, i4))
+    va = VCAllocator(va_ptr=_filled((n, P, V), 0, i4), pend_o=_filled((n, pend_vcs), -1, i4),
+                     pend_w=_filled((n, pend_vcs), -1, i4), sep_st=_filled((n, sep_ports, V), SEP_IDLE, i4),
+                     sep_o=_filled((n, sep_ports, V), -1, i4), sep_w=_filled((n, sep_ports, V), -1, i4),
+                     sep_ptr=_filled((n, sep_ports), 0, i4))
     sa = SwitchAllocator(nom=_filled((n, P), -1, i4), gnt=_filled((n, P), -1, i4), in_ptr=_filled((n, P), 0, i4),
                          out_ptr=_filled((n, P), 0, i4))
     # the registered output state says "taken" (owner 0) before the first cycle, as the RTL's
     # register after reset says nothing is free
     outputs = OutputUnits(owner=_filled((n, P, V), -1, i4), credits=_filled((n, P, V), B, i4),
-                          ch_owner=_filled((2, n, R, V), 0, i4), ch_cred=_filled((2, n, R, V), 0, i4))
+                          ch_owner=_filled((2, n, choice_ports, V), 0, i4),
+                          ch_cred=_filled((2, n, choice_ports, V), 0, i4))
     return Routers(inputs=inputs, va=va, sa=sa, outputs=outputs)
 
 
@@ -364,9 +379,12 @@ def new_links(ring: int, cap: int) -> Links:
                  c_p=_filled((ring, cap), 0, i4), c_v=_filled((ring, cap), 0, i4))
 
 
-def state_bytes(n: int, R: int, P: int, V: int, B: int) -> int:
-    """Bytes of `new_routers(n, R, P, V, B)` (computed, not allocated)."""
-    per = P * V * B * (4 + 2) + P * V * 4 * 13 + P * V * R + P * 4 * 5 + 2 * 2 * R * V * 4 + 2 * 8
+def state_bytes(n: int, cfg: Config) -> int:
+    """Bytes of `new_routers(n, cfg)` (computed, not allocated)."""
+    P, V, B = cfg.P, cfg.V, cfg.B
+    dmu_ports, choice_ports, pend_vcs, sep_ports = _optional_axes(cfg)
+    per = (P * V * B * (4 + 2) + P * V * 4 * 8 + pend_vcs * 4 * 2 + sep_ports * V * 4 * 3 + P * V * dmu_ports
+           + P * 4 * 4 + sep_ports * 4 + 2 * 2 * choice_ports * V * 4 + 2 * 8)
     return n * per
 
 

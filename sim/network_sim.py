@@ -104,7 +104,7 @@ class NetworkSim:
         # the engine's state (sim.engine): per-router units, delay lines, endpoints, observations;
         # packets and garbage are tables of this class that grow (_alloc_packets, _alloc_garbage)
         self.config = engine.make_config(params, self.mode, R, P, self.vc_classes)
-        self.routers = engine.new_routers(n, R, P, V, B)
+        self.routers = engine.new_routers(n, self.config)
         self.links = engine.new_links(_ring(params), n * P + self.E + 1)
         self.endpoints = engine.new_endpoints(self.E, V, B)
         self.obs = engine.new_observed(trace, endpoint_trace)
@@ -546,11 +546,12 @@ def estimate_bytes(net: Network, params: RouterParams, cycles: int = 0, load: fl
     its next hops). Values in bytes by part, and 'total'."""
     n, E = net.num_routers, net.num_endpoints
     R, p = int(net.ports.max()), int(net.endpoints.max())
-    P, V, B = R + p, params.vcs, params.depth
+    P, V = R + p, params.vcs
     per_packet = sum(np.dtype(t).itemsize for t in PACKET_FIELDS.values()) + 8    # + a UGAL sample
     pair_bytes = 1 + (8 if routing == "polarstar" else 0)      # distances, and next hops
     out = {
-        "routers": engine.state_bytes(n, R, P, V, B),
+        # (the VC classes do not size the state)
+        "routers": engine.state_bytes(n, engine.make_config(params, MODES[routing], R, P, classes=1)),
         "links": _ring(params) * (n * P + E + 1) * 4 * 8,
         "tables": n * R * 8 * 2 + n * P * R + n * R * R + (0 if arith else n * n * pair_bytes)
                   + (n * n * 8 if uses_minimal_ports(n, R, arith, routing) else 0),

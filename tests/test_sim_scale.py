@@ -66,10 +66,29 @@ def test_estimate_counts_the_packets_and_drops_the_tables():
     busy = estimate_bytes(net, prm, cycles=2000, load=0.3)
     assert busy["total"] - idle["total"] == busy["packets"] - idle["packets"] > 0
     assert estimate_bytes(net, prm, arith=True)["tables"] < idle["tables"]
-    n = net.num_routers
-    sim = NetworkSim(net, "min", prm, load=0.0)
+
+
+@pytest.mark.parametrize("routing,options", [
+    ("min", {}), ("polarized", {}), ("min", {"va_choice_stage": 1}), ("min", {"va_stages": 2}),
+    ("polarstar", {"va_separable": 1, "sa_stages": 3, "alloc_iters": 1}),
+    ("polarized", {"va_choice_stage": 1, "va_stages": 2}),
+])
+def test_state_estimate_is_the_allocation(routing, options):
+    """state_bytes, which the memory check reads, counts exactly what NetworkSim allocates, and
+    what only some configurations read is allocated only for them: the Polarized candidates
+    (R bytes per input VC), the registered output state of va_choice_stage (2·2·4 bytes per
+    network output VC and port), the pending requests of va_stages = 2 (8 bytes per input VC),
+    the separable allocator's state (12 bytes per input VC, 4 per port)."""
+    net = polarstar(3, "iq", 3, p=2)
+    prm = RouterParams(vcs=9 if routing == "polarized" else 4, **options)
+    sim = NetworkSim(net, routing, prm, load=0.0)
     state = sum(a.nbytes for a in sim.routers.inputs + sim.routers.va + sim.routers.sa + sim.routers.outputs)
-    assert state == engine.state_bytes(n, sim.R, sim.P, prm.vcs, prm.depth)
+    n, R, P, V = net.num_routers, sim.R, sim.P, prm.vcs
+    assert state == estimate_bytes(net, prm, routing=routing)["routers"]
+    lean = engine.state_bytes(n, engine.make_config(RouterParams(vcs=V), engine.MIN, R, P, classes=1))
+    extra = (P * V * R * (routing == "polarized") + 2 * 2 * R * V * 4 * prm.va_choice_stage
+             + P * V * 8 * (prm.va_stages == 2) + (P * V * 12 + P * 4) * prm.va_separable)
+    assert state - lean == n * extra
 
 
 def test_a_run_too_big_for_memory_is_refused_with_one_line(monkeypatch, capsys):
