@@ -343,31 +343,39 @@ def _optional_axes(cfg: Config) -> tuple[int, int, int, int]:
             cfg.P * cfg.V if cfg.va_stages == 2 else 0, cfg.P if cfg.va_separable == 1 else 0)
 
 
-def new_routers(n: int, cfg: Config) -> Routers:
-    """Every router after reset: empty buffers, free output VCs, full credits, pointers at 0.
-    int32 throughout (every value is a port, VC, flit, credit or pointer count), int16 for the
-    flit index. State that `cfg` never reads has an axis of length 0 (`_optional_axes`): the
-    engine's slices of it stay valid, and empty."""
+def _router_arrays(n: int, cfg: Config) -> dict:
+    """Every router state array of `n` routers as (shape, reset value, dtype), by structure: the
+    one table `new_routers` allocates and `state_bytes` sums. int32 throughout (every value is a
+    port, VC, flit, credit or pointer count), int16 for the flit index, int64 for the two
+    per-router counters. State that `cfg` never reads has an axis of length 0 (`_optional_axes`)."""
     i4 = np.int32
     P, V, B = cfg.P, cfg.V, cfg.B
     dmu_ports, choice_ports, pend_vcs, sep_ports = _optional_axes(cfg)
-    inputs = InputUnits(f_pkt=_filled((n, P, V, B), 0, i4), f_seq=_filled((n, P, V, B), 0, np.int16),
-                        f_head=_filled((n, P, V), 0, i4), f_cnt=_filled((n, P, V), 0, i4),
-                        alloc_o=_filled((n, P, V), -1, i4), alloc_w=_filled((n, P, V), -1, i4),
-                        rc_pkt=_filled((n, P, V), -1, i4), rc_dmu=_filled((n, P, V, dmu_ports), NOT_POLARIZED, np.int8),
-                        router_flits=_filled(n, 0), r_garbage=_filled(n, 0))
-    va = VCAllocator(va_ptr=_filled((n, P, V), 0, i4), pend_o=_filled((n, pend_vcs), -1, i4),
-                     pend_w=_filled((n, pend_vcs), -1, i4), sep_st=_filled((n, sep_ports, V), SEP_IDLE, i4),
-                     sep_o=_filled((n, sep_ports, V), -1, i4), sep_w=_filled((n, sep_ports, V), -1, i4),
-                     sep_ptr=_filled((n, sep_ports), 0, i4))
-    sa = SwitchAllocator(nom=_filled((n, P), -1, i4), gnt=_filled((n, P), -1, i4), in_ptr=_filled((n, P), 0, i4),
-                         out_ptr=_filled((n, P), 0, i4))
-    # the registered output state says "taken" (owner 0) before the first cycle, as the RTL's
-    # register after reset says nothing is free
-    outputs = OutputUnits(owner=_filled((n, P, V), -1, i4), credits=_filled((n, P, V), B, i4),
-                          ch_owner=_filled((2, n, choice_ports, V), 0, i4),
-                          ch_cred=_filled((2, n, choice_ports, V), 0, i4))
-    return Routers(inputs=inputs, va=va, sa=sa, outputs=outputs)
+    return {
+        "inputs": (InputUnits, dict(
+            f_pkt=((n, P, V, B), 0, i4), f_seq=((n, P, V, B), 0, np.int16), f_head=((n, P, V), 0, i4),
+            f_cnt=((n, P, V), 0, i4), alloc_o=((n, P, V), -1, i4), alloc_w=((n, P, V), -1, i4),
+            rc_pkt=((n, P, V), -1, i4), rc_dmu=((n, P, V, dmu_ports), NOT_POLARIZED, np.int8),
+            router_flits=(n, 0, np.int64), r_garbage=(n, 0, np.int64))),
+        "va": (VCAllocator, dict(
+            va_ptr=((n, P, V), 0, i4), pend_o=((n, pend_vcs), -1, i4), pend_w=((n, pend_vcs), -1, i4),
+            sep_st=((n, sep_ports, V), SEP_IDLE, i4), sep_o=((n, sep_ports, V), -1, i4),
+            sep_w=((n, sep_ports, V), -1, i4), sep_ptr=((n, sep_ports), 0, i4))),
+        "sa": (SwitchAllocator, dict(
+            nom=((n, P), -1, i4), gnt=((n, P), -1, i4), in_ptr=((n, P), 0, i4), out_ptr=((n, P), 0, i4))),
+        # the registered output state says "taken" (owner 0) before the first cycle, as the RTL's
+        # register after reset says nothing is free
+        "outputs": (OutputUnits, dict(
+            owner=((n, P, V), -1, i4), credits=((n, P, V), B, i4), ch_owner=((2, n, choice_ports, V), 0, i4),
+            ch_cred=((2, n, choice_ports, V), 0, i4))),
+    }
+
+
+def new_routers(n: int, cfg: Config) -> Routers:
+    """Every router after reset: empty buffers, free output VCs, full credits, pointers at 0
+    (`_router_arrays`). The engine's slices of a length-0 axis stay valid, and empty."""
+    return Routers(**{part: cls(**{name: _filled(*array) for name, array in arrays.items()})
+                      for part, (cls, arrays) in _router_arrays(n, cfg).items()})
 
 
 def new_links(ring: int, cap: int) -> Links:
@@ -380,12 +388,9 @@ def new_links(ring: int, cap: int) -> Links:
 
 
 def state_bytes(n: int, cfg: Config) -> int:
-    """Bytes of `new_routers(n, cfg)` (computed, not allocated)."""
-    P, V, B = cfg.P, cfg.V, cfg.B
-    dmu_ports, choice_ports, pend_vcs, sep_ports = _optional_axes(cfg)
-    per = (P * V * B * (4 + 2) + P * V * 4 * 8 + pend_vcs * 4 * 2 + sep_ports * V * 4 * 3 + P * V * dmu_ports
-           + P * 4 * 4 + sep_ports * 4 + 2 * 2 * choice_ports * V * 4 + 2 * 8)
-    return n * per
+    """Bytes of `new_routers(n, cfg)` (computed from `_router_arrays`, not allocated)."""
+    return sum(int(np.prod(shape)) * np.dtype(dtype).itemsize
+               for _, arrays in _router_arrays(n, cfg).values() for shape, _, dtype in arrays.values())
 
 
 def new_endpoints(E: int, V: int, B: int) -> Endpoints:
