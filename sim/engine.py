@@ -178,8 +178,8 @@ class SwitchAllocator(NamedTuple):
     """Switch allocator state. nom[r, i]: the VC input port i nominated last cycle (-1: none),
     offered to this cycle's output stage when sa_stages >= 2; gnt[r, i]: with sa_stages = 3, the
     VC of port i that the output stage granted last cycle (-1: none), which sends in this cycle."""
-    nom: np.ndarray        # (n, P)
-    gnt: np.ndarray        # (n, P)
+    nom: np.ndarray        # (n, P); (n, 0) with sa_stages = 1
+    gnt: np.ndarray        # (n, P); (n, 0) with sa_stages < 3
     in_ptr: np.ndarray     # (n, P) input arbiter pointer (over VCs)
     out_ptr: np.ndarray    # (n, P) output arbiter pointer (over input ports)
 
@@ -333,14 +333,16 @@ def _filled(shape, value, dtype=np.int64):
     return np.full(shape, value, dtype=dtype)
 
 
-def _optional_axes(cfg: Config) -> tuple[int, int, int, int]:
+def _optional_axes(cfg: Config) -> tuple[int, int, int, int, int, int]:
     """The lengths of the state axes only some configurations read, 0 where nothing reads them:
     the Polarized candidates' ports (`rc_dmu`), the registered output state's ports (`ch_*`,
-    va_choice_stage), the pending requests' input VCs (`pend_*`, va_stages = 2) and the
-    separable allocator's ports (`sep_*`). On the radix-64 router with 21 endpoints they would
-    be 22, 4, 3 and 4 kB of its 81 kB."""
+    va_choice_stage), the pending requests' input VCs (`pend_*`, va_stages = 2), the
+    separable allocator's ports (`sep_*`), and the switch allocator's nominating ports (`nom`,
+    sa_stages >= 2) and granting ports (`gnt`, sa_stages = 3). On the radix-64 router with 21
+    endpoints they would be 22, 4, 3, 4, 0.7 and 0.7 kB of its 81 kB."""
     return (cfg.R if cfg.mode == POLARIZED else 0, cfg.R if cfg.va_choice_stage == 1 else 0,
-            cfg.P * cfg.V if cfg.va_stages == 2 else 0, cfg.P if cfg.va_separable == 1 else 0)
+            cfg.P * cfg.V if cfg.va_stages == 2 else 0, cfg.P if cfg.va_separable == 1 else 0,
+            cfg.P if cfg.sa_stages >= 2 else 0, cfg.P if cfg.sa_stages == 3 else 0)
 
 
 def _router_arrays(n: int, cfg: Config) -> dict:
@@ -350,7 +352,7 @@ def _router_arrays(n: int, cfg: Config) -> dict:
     per-router counters. State that `cfg` never reads has an axis of length 0 (`_optional_axes`)."""
     i4 = np.int32
     P, V, B = cfg.P, cfg.V, cfg.B
-    dmu_ports, choice_ports, pend_vcs, sep_ports = _optional_axes(cfg)
+    dmu_ports, choice_ports, pend_vcs, sep_ports, nom_ports, gnt_ports = _optional_axes(cfg)
     return {
         "inputs": (InputUnits, dict(
             f_pkt=((n, P, V, B), 0, i4), f_seq=((n, P, V, B), 0, np.int16), f_head=((n, P, V), 0, i4),
@@ -362,7 +364,8 @@ def _router_arrays(n: int, cfg: Config) -> dict:
             sep_st=((n, sep_ports, V), SEP_IDLE, i4), sep_o=((n, sep_ports, V), -1, i4),
             sep_w=((n, sep_ports, V), -1, i4), sep_ptr=((n, sep_ports), 0, i4))),
         "sa": (SwitchAllocator, dict(
-            nom=((n, P), -1, i4), gnt=((n, P), -1, i4), in_ptr=((n, P), 0, i4), out_ptr=((n, P), 0, i4))),
+            nom=((n, nom_ports), -1, i4), gnt=((n, gnt_ports), -1, i4), in_ptr=((n, P), 0, i4),
+            out_ptr=((n, P), 0, i4))),
         # the registered output state says "taken" (owner 0) before the first cycle, as the RTL's
         # register after reset says nothing is free
         "outputs": (OutputUnits, dict(
@@ -1352,7 +1355,8 @@ def idle_switch_allocator(r, cfg, sa):
     if cfg.sa_stages >= 2:
         for i in range(cfg.P):
             sa.nom[r, i] = -1
-            sa.gnt[r, i] = -1
+            if cfg.sa_stages == 3:
+                sa.gnt[r, i] = -1
 
 
 # ---- switch traversal and output unit -------------------------------------------------------------

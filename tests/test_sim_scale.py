@@ -70,7 +70,7 @@ def test_estimate_counts_the_packets_and_drops_the_tables():
 
 @pytest.mark.parametrize("routing,options", [
     ("min", {}), ("polarized", {}), ("min", {"va_choice_stage": 1}), ("min", {"va_stages": 2}),
-    ("polarstar", {"va_separable": 1, "sa_stages": 3, "alloc_iters": 1}),
+    ("polarstar", {"va_separable": 1, "sa_stages": 3, "alloc_iters": 1}), ("min", {"sa_stages": 2}),
     ("polarized", {"va_choice_stage": 1, "va_stages": 2}),
 ])
 def test_state_estimate_is_the_allocation(routing, options):
@@ -78,7 +78,8 @@ def test_state_estimate_is_the_allocation(routing, options):
     what only some configurations read is allocated only for them: the Polarized candidates
     (R bytes per input VC), the registered output state of va_choice_stage (2·2·4 bytes per
     network output VC and port), the pending requests of va_stages = 2 (8 bytes per input VC),
-    the separable allocator's state (12 bytes per input VC, 4 per port)."""
+    the separable allocator's state (12 bytes per input VC, 4 per port), the switch allocator's
+    nominations (sa_stages >= 2) and grants (sa_stages = 3), 4 bytes per port each."""
     net = polarstar(3, "iq", 3, p=2)
     prm = RouterParams(vcs=9 if routing == "polarized" else 4, **options)
     sim = NetworkSim(net, routing, prm, load=0.0)
@@ -87,7 +88,8 @@ def test_state_estimate_is_the_allocation(routing, options):
     assert state == estimate_bytes(net, prm, routing=routing)["routers"]
     lean = engine.state_bytes(n, engine.make_config(RouterParams(vcs=V), engine.MIN, R, P, classes=1))
     extra = (P * V * R * (routing == "polarized") + 2 * 2 * R * V * 4 * prm.va_choice_stage
-             + P * V * 8 * (prm.va_stages == 2) + (P * V * 12 + P * 4) * prm.va_separable)
+             + P * V * 8 * (prm.va_stages == 2) + (P * V * 12 + P * 4) * prm.va_separable
+             + P * 4 * (prm.sa_stages >= 2) + P * 4 * (prm.sa_stages == 3))
     assert state - lean == n * extra
 
 
