@@ -297,19 +297,49 @@ def body_block_bits(cfg: FpgaConfig, net, params) -> int:
     router: with `body_bram` auto, the switch traversal stage (the read is synchronous) and a
     board with EBRs, each input buffer of the design gets as many as the device has per buffer,
     36 bits each (more than one per 36 bits when V·B exceeds 512 entries); the router caps it at
-    its body's width. Otherwise 0 (all LUTRAM)."""
-    board = get_board(cfg.board)
-    if cfg.body_bram == "off" or not params.st_stage or not board.ebr or cfg.design == "unit":
+    its body's width. Otherwise, or with more buffers than EBRs, 0 (all LUTRAM; a network then
+    keeps some routers' bodies in block RAM, `body_block_bits_per_router`)."""
+    if not _bodies_may_use_ebrs(cfg, params):
         return 0
     buffers = (int(net.ports.max()) + int(net.endpoints.max())) * (net.num_routers if cfg.design == "network" else 1)
-    per_36 = -(-params.vcs * params.depth // EBR_DEPTH)
-    return EBR_BITS * (board.ebr // (buffers * per_36))
+    return EBR_BITS * (get_board(cfg.board).ebr // (buffers * _ebrs_per_slice(params)))
+
+
+def _bodies_may_use_ebrs(cfg: FpgaConfig, params) -> bool:
+    """`body_bram` auto, the switch traversal stage (the read is synchronous), a board with EBRs
+    and a design with routers."""
+    return cfg.body_bram != "off" and bool(params.st_stage) and bool(get_board(cfg.board).ebr) and cfg.design != "unit"
+
+
+def _ebrs_per_slice(params) -> int:
+    """EBRs one 36-bit slice of a buffer's body takes: V·B entries, 512 per EBR."""
+    return -(-params.vcs * params.depth // EBR_DEPTH)
+
+
+def body_block_bits_per_router(cfg: FpgaConfig, net, params) -> list[int]:
+    """`body_block_bits` of each router of a network design. When the network has more input
+    buffers than the device has EBRs (no share for every buffer), whole routers in id order keep
+    their bodies in block RAM, one 36-bit EBR slice per buffer, while the EBRs last for all of a
+    router's buffers; the others keep them in LUTRAM."""
+    share, n = body_block_bits(cfg, net, params), net.num_routers
+    if share or cfg.design != "network" or not _bodies_may_use_ebrs(cfg, params):
+        return [share] * n
+    per_router = (int(net.ports.max()) + int(net.endpoints.max())) * _ebrs_per_slice(params)
+    in_block = get_board(cfg.board).ebr // per_router
+    return [EBR_BITS if r < in_block else 0 for r in range(n)]
 
 
 def body_bram_bits(cfg: FpgaConfig, net, params, layout) -> int:
-    """What `body_block_bits` comes to in a router of this flit layout (capped at its body)."""
+    """What `body_block_bits` comes to in a router of this flit layout (capped at its body): in a
+    network, in the routers that have block RAM (`body_block_bits_per_router`)."""
     from hdl.crossbar import front_fields, split_layout
-    return min(body_block_bits(cfg, net, params), split_layout(layout, front_fields(int(net.endpoints.max())))[1])
+    return min(max(body_block_bits_per_router(cfg, net, params)),
+               split_layout(layout, front_fields(int(net.endpoints.max())))[1])
+
+
+def body_bram_routers(cfg: FpgaConfig, net, params) -> int:
+    """How many routers of a network design keep their bodies in block RAM."""
+    return sum(1 for bits in body_block_bits_per_router(cfg, net, params) if bits)
 
 
 def ecp5_muxes(cfg: FpgaConfig) -> bool:
@@ -332,7 +362,8 @@ def make_inner(cfg: FpgaConfig, net, params, freq_mhz: float, routing):
           "header": cfg.header, "body_block_bits": body_block_bits(cfg, net, params), "flit": cfg.flit,
           "registered_fronts": cfg.front == "reg", "ecp5_muxes": ecp5_muxes(cfg)}
     if cfg.design == "network":
-        return NetworkTrafficTop(net, cfg.routing, params, **kw)
+        return NetworkTrafficTop(net, cfg.routing, params, **{**kw, "body_block_bits":
+                                                              body_block_bits_per_router(cfg, net, params)})
     return RouterTrafficTop(net, cfg.routing, params, router=cfg.router, **kw)
 
 
@@ -499,6 +530,7 @@ def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False, census:
                 "flit_bits": layout.size, "header": cfg.header, "flit": cfg.flit,
                 **({"body_bram_bits": body_bram_bits(cfg, net, params, layout), "front": cfg.front}
                    if cfg.design != "unit" else {}),
+                **({"body_bram_routers": body_bram_routers(cfg, net, params)} if cfg.design == "network" else {}),
                 "clock_mhz": freq, "constraint_mhz": round(pnr_constraint_mhz(freq, cfg.pnr_margin), 2),
                 "wide_luts": cfg.wide_luts, "abc": cfg.abc, "nextpnr": nextpnr_options(cfg),
                 "build_dir": str(out_dir),
@@ -565,7 +597,9 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
         "ports": int(net.ports.max()) + int(net.endpoints.max()), "vcs": params.vcs, "depth": params.depth,
         "flit_width": params.payload_bits, "flit_bits": layout_bits, **pipeline_report(params, cfg.vc_policy),
         **({"header": cfg.header, "flit": cfg.flit, "front": cfg.front, "body_bram_bits": body_bram_bits(cfg, net, params, inner.layout)}
-           if cfg.design != "unit" else {}), "clock_mhz": top.freq_mhz,
+           if cfg.design != "unit" else {}),
+        **({"body_bram_routers": body_bram_routers(cfg, net, params)} if cfg.design == "network" else {}),
+        "clock_mhz": top.freq_mhz,
         "network_routers": net.num_routers,
         **({"lanes": inner.lanes, "id_input": cfg.id_input} if cfg.design == "unit" else {}),
         **figures, **extra, "pnr_router": cfg.pnr_router, "placer": cfg.placer, "tmg_ripup": cfg.tmg_ripup, "pnr_margin": cfg.pnr_margin, "wide_luts": cfg.wide_luts, "abc": cfg.abc, "commit": commit,
@@ -628,4 +662,4 @@ def _run_seeds(out_dir, env, log_path, prog, family, clock_mhz, seeds) -> tuple:
     return best, {"seed": seed, "seeds": rows, **summary(rows)}
 
 
-__all__ = ["ABC_SCRIPTS", "BODY_BRAM", "BUILD_OPTIONS", "BuildOption", "DESIGNS", "FpgaConfig", "PNR_ROUTERS", "ROUTINGS", "body_block_bits", "body_bram_bits", "PLACERS", "build", "check_placer", "check_pnr_margin", "check_pnr_router", "pipeline_report", "validate"]
+__all__ = ["ABC_SCRIPTS", "BODY_BRAM", "BUILD_OPTIONS", "BuildOption", "DESIGNS", "FpgaConfig", "PNR_ROUTERS", "ROUTINGS", "body_block_bits", "body_block_bits_per_router", "body_bram_bits", "body_bram_routers", "PLACERS", "build", "check_placer", "check_pnr_margin", "check_pnr_router", "pipeline_report", "validate"]

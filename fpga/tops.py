@@ -149,7 +149,7 @@ class NetworkTrafficTop(_TrafficTop):
     @quiet_on_error
     def __init__(self, net: Network, routing: str, params: RouterParams, *, divisor: int, seeds=None,
                  routing_obj=None, registered_draws: bool = True, header: str = HEADER.default,
-                 body_block_bits: int = 0, flit: str = FLIT_FORMAT.default, registered_fronts: bool = True,
+                 body_block_bits=0, flit: str = FLIT_FORMAT.default, registered_fronts: bool = True,
                  ecp5_muxes: bool = False):
         check_divisor(divisor)
         seeds = _check_common(net, params, seeds, net.num_endpoints)

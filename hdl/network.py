@@ -21,7 +21,7 @@ in every flit (`flit="wide"`, the default) or in head flits only (`flit="lean"`:
 takes the payload bits of a head, `contract.flit.FLIT_FORMATS`).
 `registered_fronts`: each input VC's front in a register (default) or read from LUTRAM (smaller;
 `hdl/buffer.py`). `body_block_bits`: bits of each input buffer's body kept in block RAM (`hdl/buffer.py`; with the
-switch traversal stage only).
+switch traversal stage only), the same in every router or, with `shared=False`, one value per router.
 
 Endpoint e of router r is `first[r] + k` (k-th local port, `R + k`), as in `sim`. Interface
 timing: a flit or credit presented in cycle t is consumed at the edge ending t; with link /
@@ -83,6 +83,25 @@ def build_routing(net: Network, routing: str, params: RouterParams, vc_policy: s
     return make_routing(routing, net, **kw)
 
 
+def _block_bits_per_router(bits, n: int, shared: bool) -> tuple:
+    """`NetworkPlan`'s body_block_bits as one value per router: an integer for every router, or
+    (shared=False: a module per router) a sequence of n integers."""
+    if isinstance(bits, int) and not isinstance(bits, bool):
+        per = (bits,) * n
+    else:
+        try:
+            per = tuple(bits)
+        except TypeError:
+            raise ValueError(f"body_block_bits={bits!r}: must be an integer or one per router") from None
+        if len(per) != n or any(not isinstance(b, int) or isinstance(b, bool) for b in per):
+            raise ValueError(f"body_block_bits: {len(per)} values; must be {n} integers, one per router")
+        if shared and len(set(per)) > 1:
+            raise ValueError("body_block_bits: differs between routers, which needs shared=False (a module per router)")
+    if min(per) < 0:
+        raise ValueError(f"body_block_bits={min(per)}: must be >= 0")
+    return per
+
+
 class NetworkPlan:
     """What a network's RTL is made of, without its signals: the flit layout, the VC classes, the
     routing, the link table and the router prototype (`proto`). `NetworkTop` is the component
@@ -95,7 +114,7 @@ class NetworkPlan:
     @quiet_on_error
     def __init__(self, net: Network, routing: str = "polarstar", params: RouterParams = RouterParams(),
                  routing_obj=None, shared: bool = True, module_name: str = ROUTER_MODULE, header: str = HEADER.default,
-                 body_block_bits: int = 0, flit: str = FLIT_FORMAT.default, registered_fronts: bool = True,
+                 body_block_bits=0, flit: str = FLIT_FORMAT.default, registered_fronts: bool = True,
                  uturns: bool | None = None, ecp5_muxes: bool = False):
         if not isinstance(net, Network):
             raise TypeError(f"net={net!r}: must be a topologies.network.Network")
@@ -112,7 +131,8 @@ class NetworkPlan:
         self.E = net.num_endpoints
         self.ep_first = np.concatenate([[0], np.cumsum(net.endpoints.astype(np.int64))])
         self.header, self.flit = header, flit
-        self.body_block_bits = body_block_bits
+        self.block_bits_of = _block_bits_per_router(body_block_bits, n, self.shared)
+        self.body_block_bits = max(self.block_bits_of)         # the prototype's
         self.registered_fronts = registered_fronts
         self.uturns = uturns
         self.ecp5_muxes = ecp5_muxes
@@ -175,8 +195,9 @@ class NetworkPlan:
             steps = self.class_steps[router_id].tolist()
         else:
             steps = UP_INPUT if self.routing.vc_policy.name == "turns" else None
+        bits = self.body_block_bits if router_id is None else self.block_bits_of[router_id]
         return Router(self.R, self.p, self.params, self.layout, self.unit_for(router_id), self.net.num_routers,
-                      self.C, router_id, steps, self.vc_class, body_block_bits=self.body_block_bits,
+                      self.C, router_id, steps, self.vc_class, body_block_bits=bits,
                       registered_fronts=self.registered_fronts, uturns=self.uturns, ecp5_muxes=self.ecp5_muxes)
 
     def _up_inputs(self) -> list[int]:

@@ -147,8 +147,10 @@ def test_dry_run_reports_the_configuration(capsys):
                           "--flit-width", "16", "--flit", "lean", "--dry-run"], capsys)
     assert code == 2 and err.count("\n") == 1 and "flit=lean: the header (" in err and "16 payload bits" in err
     # body in block RAM: with the traversal stage only; the 85F's 208 EBRs over 26 x 5 buffers give
-    # each one (36 bits of the 63-bit body), one router's 5 buffers the whole body
-    ebr = {}
+    # each one (36 bits of the 63-bit body), one router's 5 buffers the whole body; with two EBRs
+    # per buffer (V·B = 1024 entries) 260 > 208: the first 20 routers' 10 each (fpga.build
+    # body_block_bits_per_router)
+    ebr, routers = {}, {}
     for extra in (["--design", "network", "--body-bram", "auto"], ["--design", "router", "--body-bram", "auto"],
                   ["--design", "network"], ["--design", "network", "--body-bram", "auto", "--st-stage", "0"],
                   ["--design", "router", "--body-bram", "auto", "--st-stage", "2"],
@@ -158,10 +160,14 @@ def test_dry_run_reports_the_configuration(capsys):
                               *extra, "--dry-run", "--json"], capsys)
         assert code == 0, err
         ebr[" ".join(extra[1:])] = json.loads(out)["body_bram_bits"]
+        routers[" ".join(extra[1:])] = json.loads(out).get("body_bram_routers")
     # the whole body: 63 bits (one endpoint per router: dst_ep rides in the body, hdl.crossbar.front_fields)
     assert ebr == {"network --body-bram auto": 36, "router --body-bram auto": 63, "network": 0,   # off by default
                    "network --body-bram auto --st-stage 0": 0, "router --body-bram auto --st-stage 2": 63,
-                   "network --body-bram auto --vcs 4 --depth 256": 0}   # V·B = 1024: two EBRs per 36 bits, 260 > 208
+                   "network --body-bram auto --vcs 4 --depth 256": 36}
+    assert routers == {"network --body-bram auto": 26, "router --body-bram auto": None, "network": 0,
+                       "network --body-bram auto --st-stage 0": 0, "router --body-bram auto --st-stage 2": None,
+                       "network --body-bram auto --vcs 4 --depth 256": 20}
     code, out, err = cli(["fpga", "build", "polarstar:q=3,supernode=iq,degree=0", "--board", "ulx3s-85f",
                           "--design", "network", "--vcs", "2", "--vc-policy", "turns", "--dry-run", "--json"], capsys)
     turns = json.loads(out)
@@ -192,6 +198,32 @@ def test_dry_run_reports_the_configuration(capsys):
     deep = json.loads(out)
     assert code == 0 and (rep["abc"], deep["abc"]) == ("default", "depth") and deep["build_dir"] != rep["build_dir"]
     assert FpgaConfig(vcs=3).key() == FpgaConfig(vcs=3, abc="default").key()
+
+
+def test_networks_with_more_buffers_than_ebrs_fill_the_ebrs_router_by_router():
+    """42 routers of 6 buffers (252 > the 85F's 208 EBRs): with `body_bram` auto the first
+    208 // 6 = 34 routers keep their bodies in block RAM and the other 8 in LUTRAM, the most
+    whole routers the EBRs hold; a network with an EBR for every buffer is unchanged, and
+    NetworkPlan refuses per-router values it cannot build."""
+    from fpga.build import body_block_bits_per_router, body_bram_routers, validate
+    from fpga.presets import configure
+    from hdl.network import plan
+    cfg, _ = configure({"spec": "polarstar:q=4,supernode=iq,degree=0"}, "net26")
+    _, net, params, _, _ = validate(cfg)
+    bits = body_block_bits_per_router(cfg, net, params)
+    P = int(net.ports.max()) + int(net.endpoints.max())
+    assert net.num_routers * P > 208 and bits == [36] * 34 + [0] * 8 and 34 * P <= 208 < 35 * P
+    assert body_bram_routers(cfg, net, params) == 34
+    off = dataclasses.replace(cfg, body_bram="off")
+    assert body_block_bits_per_router(off, net, params) == [0] * 42 and body_bram_routers(off, net, params) == 0
+    cfg26, _ = configure({}, "net26")
+    _, net26, params26, _, routing26 = validate(cfg26)
+    assert body_block_bits_per_router(cfg26, net26, params26) == [36] * 26
+    for shared, value, needle in ((True, [36, 0] * 13, "needs shared=False"), (False, [36] * 25, "one per router"),
+                                  (False, [36] * 25 + [-1], "must be >= 0")):
+        with pytest.raises(ValueError, match=needle):
+            plan(net26, "polarstar", params26, routing_obj=routing26, shared=shared, body_block_bits=value,
+                 flit="lean")
 
 
 def test_build_key_keeps_old_names_at_default_latencies():

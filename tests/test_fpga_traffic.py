@@ -685,17 +685,23 @@ def ejections_of(seen, lay, first, start):
     pytest.param("min", 2, (2, 1, 2), (1, 1), 16, 0, "wide", marks=FULL),
     pytest.param("min", 2, (2, 1, 2), (2, 2), 16, 36, "wide", marks=FULL),
     pytest.param("polarstar", 3, (1, 0, 1), (1, 1), 2, 0, "wide", marks=FULL), pytest.param("polarstar", 3, (1, 0, 1), (1, 1), 16, 0, "lean", marks=FULL),
-    ("min", 2, (2, 1, 2), (2, 2), 8, 36, "lean"),
+    # (36, 0): the bodies of even routers in block RAM, of odd ones in LUTRAM (a network with
+    # more buffers than EBRs, fpga.build.body_block_bits_per_router)
+    ("min", 2, (2, 1, 2), (2, 2), 8, (36, 0), "lean"),
     # the 8-port target's stages: three-stage SA, the body's block RAM read registered again
     pytest.param("min", 2, (2, 2, 3), (2, 2), 8, 36, "lean", marks=FULL)])
 def test_network_traffic_top_matches_model(routing, vcs, stages, latency, id_bits, block, flit):
     net = build(SMALL)
     params = RouterParams(vcs=vcs, va_stages=stages[0], st_stage=stages[1], sa_stages=stages[2],
                           link_latency=latency[0], credit_latency=latency[1], packet_id_bits=id_bits)
-    top = NetworkTrafficTop(net, routing, params, divisor=DIV, body_block_bits=block, flit=flit)
+    per_router = [block[r % 2] for r in range(net.num_routers)] if isinstance(block, tuple) else block
+    top = NetworkTrafficTop(net, routing, params, divisor=DIV, body_block_bits=per_router, flit=flit)
     # the body of a lean flit (vc and the 32 data bits: one endpoint per router, so dst_ep is not
     # a front field) fits one EBR whole
+    block = max(block) if isinstance(block, tuple) else block
     assert top.network.proto.body_block_bits == (min(block, 33) if flit == "lean" else block)
+    if isinstance(per_router, list):
+        assert [top.network.make_router(r).body_block_bits for r in (0, 1)] == [min(block, 33), 0]
     E, L = top.E, params.packet_flits
     load, budget = 45, 5
     corrupt_src = 4

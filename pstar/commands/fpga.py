@@ -201,11 +201,11 @@ def _sweep_result(args) -> Result:
 
 
 BUILD_KEYS = ["preset", "board", "design", "spec", "routing", "routers", "network_routers", "lanes", "id_input",
-              "ports", "vcs", "depth", "flit_width", "flit_bits", "flit", "header", "packet_id_bits", "body_bram_bits",
-              "va_stages", "sa_stages", "st_stage", "va_separable", "va_choice_stage", "link_latency",
-              "credit_latency", "vc_policy", "clock_mhz", "wide_luts", "abc", "nextpnr", "lut4", "ff", "bram", "dsp",
-              "lutram", "lc", "fmax_mhz", "constraint_mhz", "timing_met", "slack_ns", "critical_path", "seconds",
-              "build_dir", "bitstream", "log"]
+              "ports", "vcs", "depth", "flit_width", "flit_bits", "flit", "header", "packet_id_bits",
+              "body_bram_bits", "body_bram_routers", "va_stages", "sa_stages", "st_stage", "va_separable",
+              "va_choice_stage", "link_latency", "credit_latency", "vc_policy", "clock_mhz", "wide_luts", "abc",
+              "nextpnr", "lut4", "ff", "bram", "dsp", "lutram", "lc", "fmax_mhz", "constraint_mhz", "timing_met",
+              "slack_ns", "critical_path", "seconds", "build_dir", "bitstream", "log"]
 
 
 def run(args) -> Result:
