@@ -301,8 +301,14 @@ def body_block_bits(cfg: FpgaConfig, net, params) -> int:
     keeps some routers' bodies in block RAM, `body_block_bits_per_router`)."""
     if not _bodies_may_use_ebrs(cfg, params):
         return 0
-    buffers = (int(net.ports.max()) + int(net.endpoints.max())) * (net.num_routers if cfg.design == "network" else 1)
+    buffers = _router_ports(net) * (net.num_routers if cfg.design == "network" else 1)
     return EBR_BITS * (get_board(cfg.board).ebr // (buffers * _ebrs_per_slice(params)))
+
+
+def _router_ports(net) -> int:
+    """P of the design's routers, as the RTL builds every router: the most network ports plus the
+    most endpoints of any router (one input buffer each)."""
+    return int(net.ports.max()) + int(net.endpoints.max())
 
 
 def _bodies_may_use_ebrs(cfg: FpgaConfig, params) -> bool:
@@ -324,7 +330,7 @@ def body_block_bits_per_router(cfg: FpgaConfig, net, params) -> list[int]:
     share, n = body_block_bits(cfg, net, params), net.num_routers
     if share or cfg.design != "network" or not _bodies_may_use_ebrs(cfg, params):
         return [share] * n
-    per_router = (int(net.ports.max()) + int(net.endpoints.max())) * _ebrs_per_slice(params)
+    per_router = _router_ports(net) * _ebrs_per_slice(params)
     in_block = get_board(cfg.board).ebr // per_router
     return [EBR_BITS if r < in_block else 0 for r in range(n)]
 
@@ -358,12 +364,13 @@ def make_inner(cfg: FpgaConfig, net, params, freq_mhz: float, routing):
     divisor = max(2, round(freq_mhz * 1e6 / BAUD))
     # ECP5: registered draws keep the generators' products off the paths into the router (Fmax).
     # iCE40: the UP5K is full with one small router, and 12 MHz leaves slack for the products.
+    network = cfg.design == "network"
+    blocks = body_block_bits_per_router(cfg, net, params) if network else body_block_bits(cfg, net, params)
     kw = {"divisor": divisor, "routing_obj": routing, "registered_draws": get_board(cfg.board).family != "ice40",
-          "header": cfg.header, "body_block_bits": body_block_bits(cfg, net, params), "flit": cfg.flit,
+          "header": cfg.header, "body_block_bits": blocks, "flit": cfg.flit,
           "registered_fronts": cfg.front == "reg", "ecp5_muxes": ecp5_muxes(cfg)}
-    if cfg.design == "network":
-        return NetworkTrafficTop(net, cfg.routing, params, **{**kw, "body_block_bits":
-                                                              body_block_bits_per_router(cfg, net, params)})
+    if network:
+        return NetworkTrafficTop(net, cfg.routing, params, **kw)
     return RouterTrafficTop(net, cfg.routing, params, router=cfg.router, **kw)
 
 
@@ -525,7 +532,7 @@ def build(cfg: FpgaConfig, progress: bool = True, dry_run: bool = False, census:
                              cfg.flit)
         return {"board": board.name, "family": board.family, "design": cfg.design, "spec": net.spec or cfg.spec,
                 "routing": cfg.routing, "routers": net.num_routers if cfg.design == "network" else 1,
-                "ports": int(net.ports.max()) + int(net.endpoints.max()), "vcs": params.vcs,
+                "ports": _router_ports(net), "vcs": params.vcs,
                 "depth": params.depth, "flit_width": params.payload_bits, **pipeline_report(params, cfg.vc_policy),
                 "flit_bits": layout.size, "header": cfg.header, "flit": cfg.flit,
                 **({"body_bram_bits": body_bram_bits(cfg, net, params, layout), "front": cfg.front}
@@ -594,7 +601,7 @@ def _build_in(cfg: FpgaConfig, out_dir: pathlib.Path, env: dict, board, net, par
     return {
         "board": board.name, "family": board.family, "design": cfg.design, "spec": net.spec or cfg.spec,
         "routing": cfg.routing, "routers": net.num_routers if cfg.design == "network" else 1,
-        "ports": int(net.ports.max()) + int(net.endpoints.max()), "vcs": params.vcs, "depth": params.depth,
+        "ports": _router_ports(net), "vcs": params.vcs, "depth": params.depth,
         "flit_width": params.payload_bits, "flit_bits": layout_bits, **pipeline_report(params, cfg.vc_policy),
         **({"header": cfg.header, "flit": cfg.flit, "front": cfg.front, "body_bram_bits": body_bram_bits(cfg, net, params, inner.layout)}
            if cfg.design != "unit" else {}),
