@@ -71,6 +71,12 @@ def floor_elaborate(self, platform):
     return m
 
 
+def fail(message: str):
+    """Bad input (here or in `pstar fpga area`): one line on stderr, exit status 2."""
+    sys.stderr.write(f"bench_va_floor: {message.removeprefix('bench_va_floor: ')}\n")
+    sys.exit(2)
+
+
 def child(mode: str, args: list[str]) -> int:
     from hdl.router import vc_allocator
     if mode == "floor":
@@ -78,8 +84,8 @@ def child(mode: str, args: list[str]) -> int:
 
         def checked_init(self, cfg, vcmap):
             if not cfg.single_port:
-                sys.exit("bench_va_floor: the routing unit's routes name several ports; the floor is for single-port "
-                         "routes (polarstar, min)")
+                fail("the routing unit's routes name several ports; the floor is for single-port routes "
+                     "(polarstar, min)")
             real_init(self, cfg, vcmap)
         vc_allocator.VCAllocator.__init__ = checked_init
         vc_allocator.VCAllocator.elaborate = floor_elaborate
@@ -90,7 +96,9 @@ def child(mode: str, args: list[str]) -> int:
 def run(mode: str, args: list[str]) -> dict:
     done = subprocess.run([sys.executable, __file__, "--child", mode, *args], capture_output=True, text=True)
     if done.returncode:
-        sys.exit(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"{mode}: exit {done.returncode}")
+        # the child's one-line error (warnings Amaranth prints at exit may follow it)
+        lines = [x for x in done.stderr.splitlines() if x.startswith("bench_va_floor:") or ": error:" in x]
+        fail(lines[-1] if lines else f"{mode}: exit {done.returncode}")
     return json.loads(done.stdout)
 
 
