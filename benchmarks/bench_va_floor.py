@@ -14,11 +14,22 @@ and table units; a Polarized head chooses between ports).
 
 Prints the LUT sites per component (hierarchy kept), the flattened router's LUT sites and
 flip-flops, real and floor, and the difference.
+
+  python benchmarks/bench_va_floor.py --cosim SPEC ROUTING VCS [CYCLES [RUNS]]
+
+The same two routers in the co-simulation instead (cosim.replay, netlist engine, one thread): the
+network idle (load 0, so that the floor's wrong grants never show), CYCLES cycles (default 6000),
+RUNS runs of each (default 3); prints the Verilated routers' cycles per CPU second, median (min..
+max). Any routing unit: the floor takes the lowest port of a Polarized route. How much faster the
+RTL side of a lockstep could get from any VC allocator (Verilator evaluates every router's whole
+logic each cycle, busy or idle; loaded, the real router runs about a quarter slower than idle).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import pathlib
+import statistics
 import subprocess
 import sys
 
@@ -77,6 +88,30 @@ def fail(message: str):
     sys.exit(2)
 
 
+def use_floor():
+    """VCAllocator.elaborate -> floor_elaborate, and the co-simulation's builds keyed apart from
+    the real router's (cosim.harness keys a build by the RTL's sources, which the floor leaves as
+    they are)."""
+    from cosim import harness
+    from hdl.router import vc_allocator
+    vc_allocator.VCAllocator.elaborate = floor_elaborate
+    harness.SOURCES_DIGEST = hashlib.sha256(harness.SOURCES_DIGEST + b"|va-floor").digest()
+
+
+def cosim_child(mode: str, args: list[str]) -> int:
+    """One idle replay: args SPEC ROUTING VCS CYCLES; prints the report's JSON."""
+    from cosim.replay import replay
+    if mode == "floor":
+        use_floor()
+    spec, routing, vcs, cycles = args[0], args[1], int(args[2]), int(args[3])
+    try:
+        rep = replay(spec, routing, vcs, 0.0, cycles, engine="netlist", threads=1)
+    except ValueError as e:
+        fail(str(e))
+    print(json.dumps({k: rep[k] for k in ("rtl_cycles_per_cpu_s", "flits_matched", "mismatch", "build")}))
+    return 0
+
+
 def child(mode: str, args: list[str]) -> int:
     from hdl.router import vc_allocator
     if mode == "floor":
@@ -88,23 +123,55 @@ def child(mode: str, args: list[str]) -> int:
                      "(polarstar, min)")
             real_init(self, cfg, vcmap)
         vc_allocator.VCAllocator.__init__ = checked_init
-        vc_allocator.VCAllocator.elaborate = floor_elaborate
+        use_floor()
     from pstar.cli import main
     return main(["fpga", "area", *args, "--json", "--quiet"])
 
 
-def run(mode: str, args: list[str]) -> dict:
-    done = subprocess.run([sys.executable, __file__, "--child", mode, *args], capture_output=True, text=True)
+def run(mode: str, args: list[str], kind: str = "--child") -> dict:
+    done = subprocess.run([sys.executable, __file__, kind, mode, *args], capture_output=True, text=True)
     if done.returncode:
         # the child's one-line error (warnings Amaranth prints at exit may follow it)
         lines = [x for x in done.stderr.splitlines() if x.startswith("bench_va_floor:") or ": error:" in x]
         fail(lines[-1] if lines else f"{mode}: exit {done.returncode}")
-    return json.loads(done.stdout)
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def cosim(args: list[str]) -> int:
+    """--cosim SPEC ROUTING VCS [CYCLES [RUNS]]: idle replays of the real and the floor router."""
+    if not 3 <= len(args) <= 5:
+        fail("--cosim SPEC ROUTING VCS [CYCLES [RUNS]]")
+    try:
+        cycles, runs = (int(args[3]) if len(args) > 3 else 6000), (int(args[4]) if len(args) > 4 else 3)
+        int(args[2])
+    except ValueError as e:
+        fail(f"--cosim: VCS, CYCLES and RUNS are integers ({e})")
+    if cycles < 1 or runs < 1:
+        fail("--cosim: CYCLES and RUNS must be at least 1")
+    rates = {}
+    for mode in ("real", "floor"):
+        reps = [run(mode, [*args[:3], str(cycles)], "--cosim-child") for _ in range(runs)]
+        bad = [r["mismatch"] for r in reps if r["mismatch"] is not None]
+        if bad:
+            fail(f"{mode}: the idle replay did not match the model: {bad[0]}")
+        rates[mode] = [r["rtl_cycles_per_cpu_s"] for r in reps]
+        sys.stderr.write(f"[va-floor] {mode}: {rates[mode]} (build {reps[0]['build']['build_dir']})\n")
+    print(f"{args[0]} {args[1]} V={args[2]}, idle, {cycles} cycles, netlist engine on one thread, {runs} runs:")
+    print("Verilated routers' cycles per CPU second, median (min..max)")
+    for mode in ("real", "floor"):
+        r = rates[mode]
+        print(f"  {mode:<6}{statistics.median(r):>10,.0f} ({min(r):,.0f}..{max(r):,.0f})")
+    print(f"  floor / real: {statistics.median(rates['floor']) / statistics.median(rates['real']):.2f}x")
+    return 0
 
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--child"]:
         return child(argv[1], argv[2:])
+    if argv[:1] == ["--cosim-child"]:
+        return cosim_child(argv[1], argv[2:])
+    if argv[:1] == ["--cosim"]:
+        return cosim(argv[1:])
     real, floor = run("real", argv), run("floor", argv)
     print(f"router {real['router']} of {real['spec']}, {real['routing']} unit: P={real['ports']} V={real['vcs']} "
           f"B={real['depth']} {real['flit_bits']}-bit {real['flit']} flits, VA "
