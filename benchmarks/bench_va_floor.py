@@ -22,7 +22,7 @@ network idle (load 0, so that the floor's wrong grants never show), CYCLES cycle
 RUNS runs of each (default 3); prints the Verilated routers' cycles per CPU second, median (min..
 max). Any routing unit: the floor takes the lowest port of a Polarized route. How much faster the
 RTL side of a lockstep could get from any VC allocator (Verilator evaluates every router's whole
-logic each cycle, busy or idle; loaded, the real router runs about a quarter slower than idle).
+logic each cycle, busy or idle; loaded, the real router runs about a fifth slower than idle).
 """
 from __future__ import annotations
 
@@ -142,21 +142,21 @@ def cosim(args: list[str]) -> int:
     if not 3 <= len(args) <= 5:
         fail("--cosim SPEC ROUTING VCS [CYCLES [RUNS]]")
     try:
+        vcs = int(args[2])
         cycles, runs = (int(args[3]) if len(args) > 3 else 6000), (int(args[4]) if len(args) > 4 else 3)
-        int(args[2])
     except ValueError as e:
         fail(f"--cosim: VCS, CYCLES and RUNS are integers ({e})")
     if cycles < 1 or runs < 1:
         fail("--cosim: CYCLES and RUNS must be at least 1")
     rates = {}
     for mode in ("real", "floor"):
-        reps = [run(mode, [*args[:3], str(cycles)], "--cosim-child") for _ in range(runs)]
+        reps = [run(mode, [args[0], args[1], str(vcs), str(cycles)], "--cosim-child") for _ in range(runs)]
         bad = [r["mismatch"] for r in reps if r["mismatch"] is not None]
         if bad:
             fail(f"{mode}: the idle replay did not match the model: {bad[0]}")
         rates[mode] = [r["rtl_cycles_per_cpu_s"] for r in reps]
         sys.stderr.write(f"[va-floor] {mode}: {rates[mode]} (build {reps[0]['build']['build_dir']})\n")
-    print(f"{args[0]} {args[1]} V={args[2]}, idle, {cycles} cycles, netlist engine on one thread, {runs} runs:")
+    print(f"{args[0]} {args[1]} V={vcs}, idle, {cycles} cycles, netlist engine on one thread, {runs} runs:")
     print("Verilated routers' cycles per CPU second, median (min..max)")
     for mode in ("real", "floor"):
         r = rates[mode]
